@@ -1,0 +1,100 @@
+# The course's commands. This Makefile wraps CMake; see README.md and COURSE.md.
+#
+#   make lessonNN [IMPL=lessons|solutions] [CHAIN=ref|mine]   build ./lessonNN here
+#   make test       the whole suite on the reference, the stub check, the stub build check
+#   make demo       the most advanced finished lesson on the reference code
+#   make setup      install missing Debian packages
+#   make stubs      regenerate lessons/ stubs from solutions/
+#   make format     clang-format every C++ file
+#   make grade      score the learner's code, every lesson (grade-lessonNN: one); grade.json
+#   make docs       the Doxygen site in docs/html
+IMPL ?= lessons
+CHAIN ?= ref
+JOBS ?= $(shell nproc)
+BUILD := build/$(IMPL)$(if $(filter mine,$(CHAIN)),-chain-mine,)
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?=
+LESSONS := $(sort $(notdir $(wildcard solutions/[0-9][0-9]_* lessons/[0-9][0-9]_*)))
+LESSON_NUMS := $(foreach l,$(LESSONS),$(shell echo $(l) | cut -c1-2))
+DEMO_LESSON ?= 01
+DEMO_ARGS ?= --np 4
+
+.PHONY: setup configure stubs check-stubs test test-reference test-stub-builds demo format \
+        clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \
+        classroom docs
+
+setup:
+	@bash tools/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD) -DIMPL=$(IMPL) -DCHAIN=$(CHAIN) $(CMAKE_FLAGS) \
+	  | grep -E "^-- course:|Error|error|Warning" || true
+	@test -f $(BUILD)/CMakeCache.txt
+
+lesson%: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target lesson$* 2>&1 | grep -vE "^\[|^-- |Consolidate" || true
+	@test -x $(BUILD)/lesson$* || { echo "make: lesson$* did not build (see the errors above)"; exit 1; }
+	@cp -f $(BUILD)/lesson$* ./lesson$*
+	@echo "built ./lesson$* ($(IMPL)$(if $(filter mine,$(CHAIN)), chain=mine,))"
+
+launch: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target launch >/dev/null
+	@cp -f $(BUILD)/launch ./launch && echo "built ./launch"
+
+# A learner's copy (tools/export_learner.sh) has no solutions/: nothing to generate from.
+stubs:
+	@test -d solutions || { echo "make stubs: no solutions/ in a learner's copy"; exit 1; }
+	@python3 tools/make_stubs.py
+
+check-stubs:
+	@if [ -d solutions ]; then python3 tools/make_stubs.py --check; \
+	 else echo "check-stubs: skipped (a learner's copy has no solutions/)"; fi
+
+# The reference build and every registered test.
+test-reference: setup
+	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
+	@cmake --build build/solutions -j $(JOBS)
+	@cd build/solutions && ctest -j $(JOBS) --output-on-failure --timeout 300 $(CTEST_FLAGS)
+
+# Every lesson's stub tree builds, and its driver stops at a TODO naming lessons/.
+test-stub-builds: setup
+	@$(MAKE) --no-print-directory configure IMPL=lessons CHAIN=ref
+	@cmake --build build/lessons -j $(JOBS)
+	@bash tools/check_stub_drivers.sh build/lessons $(LESSONS)
+
+# The grader (tools/grade.py) on the stubs, the reference and sabotaged code.
+test-grader: setup
+	@if [ -d solutions ]; then python3 tests/grader/test_grader.py; \
+	 else echo "test-grader: skipped (a learner's copy has no solutions/)"; fi
+
+check-classroom:
+	@python3 tools/classroom.py --check
+
+classroom:
+	@python3 tools/classroom.py
+
+# Scores the learner's code: lesson NN from lessons/, earlier lessons from the reference.
+# `make grade` succeeds whatever the score; grade-lessonNN fails unless every test passes
+# (GitHub Classroom awards a lesson's points on exit 0). GRADE_FLAGS: see tools/grade.py -h.
+grade: setup
+	@python3 tools/grade.py --impl $(IMPL) $(GRADE_FLAGS) || [ $$? -eq 1 ]
+
+grade-%: setup
+	@python3 tools/grade.py --impl $(IMPL) --lesson $* $(GRADE_FLAGS)
+
+docs: setup
+	@python3 tools/make_docs.py
+
+test: setup check-stubs check-classroom test-reference test-stub-builds test-grader
+	@echo "make test: all checks passed"
+
+demo: setup
+	@$(MAKE) --no-print-directory lesson$(DEMO_LESSON) IMPL=solutions
+	./lesson$(DEMO_LESSON) $(DEMO_ARGS)
+
+format:
+	@find common lessons solutions tests tools -name '*.cpp' -o -name '*.h' -o -name '*.cu' \
+	  | xargs clang-format -i
+
+clean:
+	rm -rf build lesson[0-9][0-9] launch grade.json docs/html

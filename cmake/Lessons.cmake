@@ -1,0 +1,136 @@
+# How a lesson is built. For every solutions/NN_topic directory, in numeric order:
+#
+#   ex_NN_ref    static library: the reference exercise, solutions/NN_topic/*.cpp
+#   ex_NN_mine   static library: the learner's exercise, lessons/NN_topic/*.cpp (not main.cpp)
+#   chain_NN     what a driver or test of lesson NN links: lesson NN from IMPL, lessons
+#                before it from the reference (CHAIN=ref) or from lessons/ (CHAIN=mine)
+#   lessonNN     the driver, lessons/NN_topic/main.cpp, copied to the repo root by `make`
+#   test_NN      GoogleTest executable from tests/NN_topic/*.cpp, tests labelled lessonNN
+#
+# Headers are never stubbed, so lessons/NN and solutions/NN share them and a lesson may
+# include an earlier lesson's header by file name.
+#
+# A learner's copy (tools/export_learner.sh) has no solutions/: the lessons are the
+# lessons/NN_topic directories and ex_NN_ref is the prebuilt reference/lib/libex_NN_ref.a.
+# Instructors' hidden tests, COURSE_HIDDEN_TESTS=DIR (cache variable or environment) with
+# DIR/NN_topic/*.cpp, become test_NN_hidden, labelled lessonNN_hidden (docs/instructors.md).
+include(GoogleTest)
+
+set(COURSE_HIDDEN_TESTS "" CACHE PATH "Hidden tests: DIR/NN_topic/*.cpp (or env COURSE_HIDDEN_TESTS)")
+set(_course_hidden_dir "${COURSE_HIDDEN_TESTS}")
+if(NOT _course_hidden_dir AND DEFINED ENV{COURSE_HIDDEN_TESTS})
+  set(_course_hidden_dir "$ENV{COURSE_HIDDEN_TESTS}")
+endif()
+if(IS_DIRECTORY ${CMAKE_SOURCE_DIR}/solutions)
+  set(_course_ref_tree solutions)
+else()
+  set(_course_ref_tree lessons)  # a learner's copy: reference code only as reference/lib
+endif()
+
+set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Seconds each CTest test may run")
+
+# Adds a GoogleTest executable and registers each of its tests with CTest.
+#   course_add_test(NAME <target> LABEL <label> SOURCES ... LIBS ...)
+function(course_add_test)
+  cmake_parse_arguments(T "" "NAME;LABEL" "SOURCES;LIBS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} course_harness GTest::gtest GTest::gtest_main)
+  gtest_discover_tests(${T_NAME}
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS ${T_LABEL} TIMEOUT ${COURSE_TEST_TIMEOUT}
+    TEST_PREFIX "${T_LABEL}.")
+endfunction()
+
+function(_course_exercise_library target dir include_dirs)
+  file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
+  list(FILTER srcs EXCLUDE REGEX "/main\\.cpp$")
+  if(srcs)
+    add_library(${target} STATIC ${srcs})
+    target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
+    target_link_libraries(${target} PUBLIC course_common)
+  else()
+    add_library(${target} INTERFACE)
+    target_include_directories(${target} INTERFACE ${dir})
+    target_link_libraries(${target} INTERFACE course_common)
+  endif()
+endfunction()
+
+# ex_NN_ref in a learner's copy: the prebuilt archive, or headers only when it has none.
+function(_course_prebuilt_reference target dir)
+  set(lib ${CMAKE_SOURCE_DIR}/reference/lib/lib${target}.a)
+  if(EXISTS ${lib})
+    add_library(${target} STATIC IMPORTED GLOBAL)
+    set_target_properties(${target} PROPERTIES IMPORTED_LOCATION ${lib})
+    target_include_directories(${target} INTERFACE ${dir})
+    target_link_libraries(${target} INTERFACE course_common)
+  else()
+    add_library(${target} INTERFACE)
+    target_include_directories(${target} INTERFACE ${dir})
+    target_link_libraries(${target} INTERFACE course_common)
+  endif()
+endfunction()
+
+macro(course_add_all_lessons)
+  file(GLOB _course_lesson_dirs LIST_DIRECTORIES true RELATIVE ${CMAKE_SOURCE_DIR}/${_course_ref_tree}
+       ${CMAKE_SOURCE_DIR}/${_course_ref_tree}/[0-9][0-9]_*)
+  list(SORT _course_lesson_dirs)
+  set(COURSE_LESSONS "")
+  set(_course_earlier_includes "")
+  set(_course_earlier_ref "")
+  set(_course_earlier_mine "")
+  foreach(_topic IN LISTS _course_lesson_dirs)
+    if(NOT IS_DIRECTORY ${CMAKE_SOURCE_DIR}/${_course_ref_tree}/${_topic})
+      continue()
+    endif()
+    string(SUBSTRING ${_topic} 0 2 _nn)
+    list(APPEND COURSE_LESSONS ${_nn})
+    if(_course_ref_tree STREQUAL "solutions")
+      _course_exercise_library(ex_${_nn}_ref ${CMAKE_SOURCE_DIR}/solutions/${_topic}
+                               "${_course_earlier_includes}")
+    else()
+      _course_prebuilt_reference(ex_${_nn}_ref ${CMAKE_SOURCE_DIR}/lessons/${_topic})
+    endif()
+    set(_sel ex_${_nn}_ref)
+    if(EXISTS ${CMAKE_SOURCE_DIR}/lessons/${_topic})
+      _course_exercise_library(ex_${_nn}_mine ${CMAKE_SOURCE_DIR}/lessons/${_topic}
+                               "${_course_earlier_includes}")
+      if(IMPL STREQUAL "lessons")
+        set(_sel ex_${_nn}_mine)
+      endif()
+    endif()
+    # Static libraries resolve left to right: the newest lesson first.
+    add_library(chain_${_nn} INTERFACE)
+    if(CHAIN STREQUAL "mine")
+      target_link_libraries(chain_${_nn} INTERFACE ${_sel} ${_course_earlier_mine})
+    else()
+      target_link_libraries(chain_${_nn} INTERFACE ${_sel} ${_course_earlier_ref})
+    endif()
+    target_include_directories(chain_${_nn} INTERFACE ${_course_earlier_includes})
+
+    if(EXISTS ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
+      add_executable(lesson${_nn} ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
+      target_link_libraries(lesson${_nn} PRIVATE chain_${_nn})
+    endif()
+    if(EXISTS ${CMAKE_SOURCE_DIR}/tests/${_topic})
+      file(GLOB _tsrcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/${_topic}/*.cpp)
+      if(_tsrcs)
+        course_add_test(NAME test_${_nn} LABEL lesson${_nn} SOURCES ${_tsrcs} LIBS chain_${_nn})
+      endif()
+    endif()
+    if(_course_hidden_dir)
+      file(GLOB _hsrcs CONFIGURE_DEPENDS ${_course_hidden_dir}/${_topic}/*.cpp)
+      if(_hsrcs)
+        course_add_test(NAME test_${_nn}_hidden LABEL lesson${_nn}_hidden SOURCES ${_hsrcs}
+                        LIBS chain_${_nn})
+      endif()
+    endif()
+
+    list(PREPEND _course_earlier_ref ex_${_nn}_ref)
+    if(TARGET ex_${_nn}_mine)
+      list(PREPEND _course_earlier_mine ex_${_nn}_mine)
+    else()
+      list(PREPEND _course_earlier_mine ex_${_nn}_ref)
+    endif()
+    list(APPEND _course_earlier_includes ${CMAKE_SOURCE_DIR}/${_course_ref_tree}/${_topic})
+  endforeach()
+endmacro()

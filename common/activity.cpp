@@ -1,0 +1,55 @@
+// activity.cpp: see activity.h.
+#include "activity.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+namespace course {
+namespace {
+std::atomic<char*> g_slot{nullptr};
+std::atomic<size_t> g_size{0};
+
+void write_slot(const std::string& text) {
+  char* slot = g_slot.load(std::memory_order_acquire);
+  const size_t size = g_size.load(std::memory_order_acquire);
+  if (slot == nullptr || size == 0) return;
+  const size_t n = std::min(text.size(), size - 1);
+  slot[0] = '\0';  // a reader never sees the old tail glued to the new head
+  std::memcpy(slot + 1, text.data() + std::min<size_t>(1, n), n > 0 ? n - 1 : 0);
+  slot[n] = '\0';
+  if (n > 0) slot[0] = text[0];
+}
+}  // namespace
+
+void activity_attach(char* slot, size_t size) {
+  g_size.store(0, std::memory_order_release);
+  g_slot.store(slot, std::memory_order_release);
+  if (slot != nullptr && size > 0) {
+    slot[0] = '\0';
+    g_size.store(size, std::memory_order_release);
+  }
+}
+
+std::string activity_read(const char* slot, size_t size) {
+  if (slot == nullptr || size == 0) return "";
+  return std::string(slot, strnlen(slot, size));
+}
+
+thread_local std::string t_current;
+
+ActivityScope::ActivityScope(const std::string& what) {
+  if (g_slot.load(std::memory_order_acquire) == nullptr) return;
+  active_ = true;
+  previous_ = t_current;
+  t_current = what;
+  write_slot(what);
+}
+
+ActivityScope::~ActivityScope() {
+  if (!active_) return;
+  t_current = previous_;
+  write_slot(previous_);
+}
+
+}  // namespace course

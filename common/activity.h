@@ -1,0 +1,42 @@
+// activity.h: what a rank is blocked in right now, readable from outside the process.
+//
+// When a test or a graded run hangs, "timed out" alone teaches nothing; "rank 2 was still
+// in recv from rank 1" points at the bug. Blocking calls (socket send/recv, accept, store
+// get) open an ActivityScope naming what they wait for. If a slot has been attached (the
+// test harness attaches one in shared memory before forking each rank), the description
+// is copied there, so the parent can read it after the rank stops answering.
+//
+// What this is not: a tracer or a log. Only the innermost current activity is kept.
+//
+// Thread safety: scopes may open on several threads; the slot shows the most recent.
+// Writes are racy by design (a torn read costs one garbled diagnostic, never a crash):
+// the slot is always NUL-terminated.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace course {
+
+/// Publishes activities into `slot` (size bytes, e.g. a MAP_SHARED page). nullptr detaches.
+void activity_attach(char* slot, size_t size);
+
+/// Reads a slot written by another process: "" when idle.
+std::string activity_read(const char* slot, size_t size);
+
+/// Marks the current thread as blocked in `what` ("recv from rank 1") until destroyed;
+/// restores the previous description then. Costs a short copy when a slot is attached,
+/// nothing otherwise.
+class ActivityScope {
+ public:
+  explicit ActivityScope(const std::string& what);
+  ~ActivityScope();
+  ActivityScope(const ActivityScope&) = delete;
+  ActivityScope& operator=(const ActivityScope&) = delete;
+
+ private:
+  std::string previous_;
+  bool active_ = false;
+};
+
+}  // namespace course

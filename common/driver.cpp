@@ -1,0 +1,138 @@
+// driver.cpp: see driver.h.
+#include "driver.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "error.h"
+#include "handshake.h"
+#include "launcher.h"
+#include "socket.h"
+
+namespace course {
+
+StoreClient& DriverContext::store() {
+  if (!store_) throw ConfigError("this lesson runs in one process and has no store");
+  return *store_;
+}
+
+std::string DriverContext::advertise_host() const {
+  const std::string forced = env_or("COURSE_ADVERTISE_ADDR", "");
+  if (!forced.empty()) return forced;
+  const std::string& m = env_.master_addr;
+  if (m.empty() || m == "localhost" || m.rfind("127.", 0) == 0 || m == "::1") return "127.0.0.1";
+  return host_name();
+}
+
+namespace {
+
+int print_verdict(const std::string& name, const std::string& kind, const std::string& detail) {
+  std::cout << std::flush;
+  std::cout << name << ": " << kind << (detail.empty() ? "" : " ") << detail << std::endl;
+  if (kind == "PASS") return 0;
+  if (kind == "TODO") return 2;
+  return 1;
+}
+
+// Runs rank_main, turning its outcome (or exception) into the verdict line and exit code.
+int run_rank(const DriverConfig& config, DriverContext& ctx,
+             const std::function<Verdict(DriverContext&)>& rank_main) {
+  try {
+    if (config.distributed) {
+      // Name the rank in errors even when the rest of the environment is incomplete.
+      const std::string rank_text = env_or("RANK", env_or("SLURM_PROCID", ""));
+      if (!rank_text.empty() && rank_text.find_first_not_of("0123456789") == std::string::npos) {
+        set_process_rank(std::stoi(rank_text));
+      }
+      ctx.env_ = read_dist_env();
+      set_process_rank(ctx.env_.rank);
+      // Rank 0 hosts the rendezvous store; it binds the port before anyone can dial it,
+      // and the others retry their connection until it is up.
+      if (ctx.env_.rank == 0) {
+        ctx.server_ = std::make_unique<StoreServer>("0.0.0.0", ctx.env_.master_port, job_token());
+      }
+      ctx.store_ = std::make_unique<StoreClient>(ctx.env_.master_addr, ctx.env_.master_port,
+                                                 ctx.env_.rank, job_token());
+    }
+    Verdict verdict = rank_main(ctx);
+    // Rank 0 keeps the store alive until every rank is done with it.
+    if (config.distributed) store_barrier(*ctx.store_, "driver/exit", ctx.world());
+    return print_verdict(config.name, verdict.passed ? "PASS" : "FAIL", verdict.detail);
+  } catch (const NotImplementedError& e) {
+    return print_verdict(config.name, "TODO", e.location());
+  } catch (const std::exception& e) {
+    return print_verdict(config.name, "FAIL", e.what());
+  }
+}
+
+// Launches this executable as --np ranks and prints the overall verdict.
+int launch_ranks(const DriverConfig& config, const DriverArgs& args, int argc, char** argv) {
+  std::vector<std::string> cmd{self_executable()};
+  for (int i = 1; i < argc; ++i) cmd.emplace_back(argv[i]);
+  LaunchOptions options;
+  options.nproc_per_node = args.np;
+  LaunchResult result = launch(cmd, options);
+  if (result.exit_code == 0) {
+    const std::string& v = result.ranks.empty() ? std::string() : result.ranks[0].last_verdict;
+    const std::string pass_prefix = config.name + ": PASS";
+    std::string detail = v.rfind(pass_prefix, 0) == 0 ? v.substr(pass_prefix.size()) : "";
+    if (!detail.empty() && detail[0] == ' ') detail.erase(0, 1);
+    return print_verdict(config.name, "PASS",
+                         detail + (detail.empty() ? "" : " ") + "(" + std::to_string(args.np) +
+                             (args.np == 1 ? " rank)" : " ranks)"));
+  }
+  // A TODO anywhere wins: it tells the learner what to write next.
+  const std::string todo_prefix = config.name + ": TODO ";
+  for (const RankExit& r : result.ranks) {
+    if (r.last_verdict.rfind(todo_prefix, 0) == 0) {
+      return print_verdict(config.name, "TODO", r.last_verdict.substr(todo_prefix.size()));
+    }
+  }
+  std::string detail = result.failure;
+  if (result.first_failed >= 0 && result.first_failed < static_cast<int>(result.ranks.size())) {
+    const std::string& v = result.ranks[result.first_failed].last_verdict;
+    if (!v.empty()) detail += ": " + v;
+  }
+  print_verdict(config.name, "FAIL", detail);
+  return 1;
+}
+
+}  // namespace
+
+int run_driver(int argc, char** argv, const DriverConfig& config,
+               const std::function<void(CLI::App&)>& add_options,
+               const std::function<Verdict(DriverContext&)>& rank_main) {
+  CLI::App app{config.name + ": " + config.title};
+  DriverContext ctx;
+  DriverArgs& args = ctx.args_;
+  args.np = config.distributed ? config.default_np : 1;
+  if (config.distributed) {
+    app.add_option("--np", args.np, "number of ranks to launch when RANK is not set")
+        ->check(CLI::Range(1, 64));
+  }
+  if (!config.backends.empty()) {
+    args.backend = config.backends.front();
+    app.add_option("--backend", args.backend, "process-group backend")
+        ->check(CLI::IsMember(config.backends));
+  }
+  if (config.has_bench) app.add_flag("--bench", args.bench, "run the benchmark");
+  if (add_options) add_options(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (config.distributed && !started_as_rank()) {
+    try {
+      return launch_ranks(config, args, argc, argv);
+    } catch (const std::exception& e) {
+      return print_verdict(config.name, "FAIL", e.what());
+    }
+  }
+  return run_rank(config, ctx, rank_main);
+}
+
+}  // namespace course

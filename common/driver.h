@@ -1,0 +1,84 @@
+// driver.h: what every ./lessonNN does, written once (COURSE.md, "Every ./lessonNN driver").
+//
+//   int main(int argc, char** argv) {
+//     course::DriverConfig config{.name = "lesson01", .title = "ranks and the full mesh"};
+//     return course::run_driver(argc, argv, config, nullptr, [](course::DriverContext& ctx) {
+//       ...                                   // this rank's work
+//       return course::Verdict::pass("mesh of " + std::to_string(ctx.world()) + " ranks");
+//     });
+//   }
+//
+// Distributed lessons: with no RANK (nor Slurm/Open MPI rank) in the environment the
+// driver launches itself as --np ranks (launcher.h) and prints the final verdict; with
+// RANK set it is one rank: rank 0 hosts the store, every rank connects to it, then
+// rank_main runs. One-process lessons (distributed = false) just run rank_main.
+//
+// The verdict is the last line: "lessonNN: PASS ..." (exit 0), "lessonNN: FAIL ..." (exit
+// 1), or "lessonNN: TODO lessons/NN_topic/file.cpp:LINE" (exit 2) when a stub threw
+// NotImplementedError. Any other exception is a FAIL naming the rank and the error.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "env.h"
+#include "store.h"
+
+namespace CLI {
+class App;
+}
+
+namespace course {
+
+struct Verdict {
+  bool passed = true;
+  std::string detail;
+  static Verdict pass(std::string detail = "") { return {true, std::move(detail)}; }
+  static Verdict fail(std::string detail) { return {false, std::move(detail)}; }
+};
+
+struct DriverConfig {
+  std::string name;               ///< "lesson05": the verdict's prefix
+  std::string title;              ///< one line for --help
+  bool distributed = true;        ///< false: one process, no launcher, no store
+  int default_np = 4;             ///< --np default
+  std::vector<std::string> backends;  ///< allowed --backend values, default first; empty: no flag
+  bool has_bench = false;         ///< adds --bench
+};
+
+/// The flags every driver shares, after parsing.
+struct DriverArgs {
+  int np = 1;
+  std::string backend;
+  bool bench = false;
+};
+
+/// What rank_main gets.
+class DriverContext {
+ public:
+  const DistEnv& env() const { return env_; }
+  const DriverArgs& args() const { return args_; }
+  int rank() const { return env_.rank; }
+  int world() const { return env_.world_size; }
+  /// This rank's connection to the store (distributed lessons only).
+  StoreClient& store();
+  /// The address other ranks dial to reach this one: COURSE_ADVERTISE_ADDR if set,
+  /// 127.0.0.1 when MASTER_ADDR is a loopback address, else this host's name.
+  std::string advertise_host() const;
+
+  // Set up by run_driver.
+  DistEnv env_;
+  DriverArgs args_;
+  std::unique_ptr<StoreServer> server_;
+  std::unique_ptr<StoreClient> store_;
+};
+
+/// Parses the flags (add_options may add the lesson's own to the CLI11 app), then
+/// launches or runs one rank as described above. Returns the process exit code.
+int run_driver(int argc, char** argv, const DriverConfig& config,
+               const std::function<void(CLI::App&)>& add_options,
+               const std::function<Verdict(DriverContext&)>& rank_main);
+
+}  // namespace course

@@ -1,0 +1,38 @@
+// env.h: where a rank learns who it is (the env:// convention of torch.distributed).
+//
+// Read, in order of preference:
+//   torchrun / the course launcher: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+//                                   LOCAL_RANK, LOCAL_WORLD_SIZE
+//   Slurm (srun):    SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE
+//   Open MPI:        OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE,
+//                    OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_SIZE
+// MASTER_ADDR and MASTER_PORT are always needed (Slurm and MPI do not set them).
+// LOCAL_RANK defaults to RANK and LOCAL_WORLD_SIZE to WORLD_SIZE (one node).
+// A missing or malformed variable is a ConfigError naming it and how to set it.
+#pragma once
+
+#include <string>
+
+namespace course {
+
+struct DistEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr;
+  int master_port = 0;
+  std::string source;  ///< "env", "slurm" or "openmpi": where rank and size came from
+};
+
+/// True when this process was started as one rank (RANK, SLURM_PROCID or
+/// OMPI_COMM_WORLD_RANK is set), false when a driver should launch ranks itself.
+bool started_as_rank();
+
+/// Reads and validates the variables above. Throws ConfigError.
+DistEnv read_dist_env();
+
+/// The value of an environment variable, or `fallback` when unset or empty.
+std::string env_or(const char* name, const std::string& fallback);
+
+}  // namespace course

@@ -1,0 +1,522 @@
+// socket.cpp: TCP streams, listeners and frames over POSIX sockets (see socket.h).
+//
+// How a blocking call with a timeout is built here: the first send/recv of a call is
+// non-blocking, so a small message costs one system call; if it cannot finish, the socket's
+// own timeout (SO_SNDTIMEO / SO_RCVTIMEO) is set to what is left of the call's deadline and
+// the rest moves in blocking calls. No call ever blocks past its deadline, and a large
+// transfer wakes the thread as rarely as the kernel allows (see send_iov below).
+//
+// What this is not: a general networking library. IPv4 and IPv6 TCP only; no TLS.
+#include "socket.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "error.h"
+
+namespace course {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Timeouts at least this long mean "wait forever" (and keep the clock arithmetic from
+/// overflowing when a caller passes Millis::max()).
+constexpr Millis kForever{1LL << 40};
+
+/// "120 s", "1.5 s" or "250 ms": a timeout as a person reads it.
+std::string describe(Millis t) {
+  if (t >= kForever) return "forever";
+  if (t.count() < 1000) return std::to_string(t.count()) + " ms";
+  if (t.count() % 1000 == 0) return std::to_string(t.count() / 1000) + " s";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", t.count() / 1000.0);
+  return buf;
+}
+
+/// The point in time by which one call must be done.
+class Deadline {
+ public:
+  explicit Deadline(Millis timeout) : timeout_(std::max(timeout, Millis(0))) {
+    if (timeout_ < kForever) at_ = Clock::now() + timeout_;
+  }
+  bool forever() const { return timeout_ >= kForever; }
+  /// What to give poll(): -1 to wait forever, 0 when the deadline has passed.
+  int poll_ms() const {
+    if (forever()) return -1;
+    const auto left = std::chrono::ceil<Millis>(at_ - Clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+  }
+  bool expired() const { return !forever() && Clock::now() >= at_; }
+  std::string describe() const { return course::describe(timeout_); }
+
+ private:
+  Millis timeout_;
+  Clock::time_point at_{};
+};
+
+/// Waits until fd is ready for `events` (POLLIN or POLLOUT). False when the deadline passed.
+/// Error and hang-up conditions count as ready: the next send/recv reports them.
+bool wait_ready(int fd, short events, const Deadline& deadline) {
+  while (true) {
+    pollfd p{fd, events, 0};
+    const int rc = ::poll(&p, 1, deadline.poll_ms());
+    if (rc > 0) return true;
+    if (rc == 0) return false;
+    if (errno != EINTR) throw_system_error("poll() on a socket");
+  }
+}
+
+/// "10.0.0.7:41234" for an IPv4 or IPv6 socket address.
+std::string format_address(const sockaddr_storage& addr) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (addr.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+    ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+    port = ntohs(a->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (addr.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+    port = ntohs(a->sin6_port);
+    return "[" + std::string(host) + "]:" + std::to_string(port);
+  }
+  if (addr.ss_family == AF_UNIX) return "a unix socket";
+  return "an unknown address";
+}
+
+std::string peer_address(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "an unknown peer";
+  return format_address(addr);
+}
+
+/// The network error for errno `err` while talking to `peer`.
+[[noreturn]] void throw_io_error(int err, const std::string& op, const std::string& peer) {
+  if (err == EPIPE || err == ECONNRESET) {
+    throw PeerClosedError("connection to " + peer + " was reset during " + op +
+                          ": the peer exited or crashed (look for its own error above)");
+  }
+  throw NetworkError(op + " with " + peer + " failed: " + std::strerror(err) + " (errno " +
+                     std::to_string(err) + ")");
+}
+
+/// Sets SO_RCVTIMEO or SO_SNDTIMEO to what is left of the deadline (0: wait forever), so
+/// the next blocking call on fd cannot outlive the deadline.
+void arm_timeout(int fd, int option, const Deadline& deadline) {
+  const int ms = deadline.poll_ms();
+  timeval tv{};
+  if (ms > 0) tv = timeval{ms / 1000, (ms % 1000) * 1000};
+  COURSE_CHECK_SYS(::setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv)),
+                   "setsockopt(socket timeout)");
+}
+
+std::string send_timeout_message(const Deadline& deadline, size_t total, size_t sent,
+                                 const std::string& peer) {
+  return "timed out after " + deadline.describe() + " sending " + std::to_string(total) +
+         " bytes to " + peer + " (" + std::to_string(sent) +
+         " sent): the peer is not reading. It may be stuck or dead; if it is only slow, raise "
+         "COURSE_TIMEOUT_S";
+}
+
+std::string recv_timeout_message(const Deadline& deadline, size_t n, size_t got,
+                                 const std::string& peer) {
+  return "timed out after " + deadline.describe() + " waiting for " + std::to_string(n) +
+         " bytes from " + peer + " (" + std::to_string(got) +
+         " arrived): the peer may be stuck, dead or waiting on us. If it is only slow, raise "
+         "COURSE_TIMEOUT_S";
+}
+
+// send_iov and recv_exact share one pattern. The first call is non-blocking
+// (MSG_DONTWAIT): a small message, or bytes already waiting, cost one system call. When it
+// answers EAGAIN, we arm the socket's own timeout with what is left of the deadline and
+// switch to blocking calls (MSG_WAITALL on receive), so that the kernel moves the rest of a
+// large message in as few wake-ups as it can; a blocking call that answers EAGAIN has hit
+// that timeout. (Polling after every partial read instead costs about a third of loopback
+// bandwidth.) If EAGAIN comes early (a non-blocking fd), poll() waits instead.
+
+/// Sends every byte described by iov[0..count). The iovec array is consumed (modified).
+/// One sendmsg() may carry a frame's header and its payload together.
+void send_iov(int fd, iovec* iov, int count, const Deadline& deadline, const std::string& peer) {
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  size_t sent = 0;
+  bool blocking = false;
+  while (count > 0 && iov[0].iov_len == 0) ++iov, --count;  // skip empty pieces
+  while (count > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(count);
+    // MSG_NOSIGNAL: a closed peer gives EPIPE here instead of killing us with SIGPIPE.
+    const ssize_t k = ::sendmsg(fd, &msg, MSG_NOSIGNAL | (blocking ? 0 : MSG_DONTWAIT));
+    if (k >= 0) {
+      sent += static_cast<size_t>(k);
+      size_t left = static_cast<size_t>(k);
+      while (count > 0 && left >= iov[0].iov_len) left -= iov[0].iov_len, ++iov, --count;
+      if (count > 0) {
+        iov[0].iov_base = static_cast<char*>(iov[0].iov_base) + left;
+        iov[0].iov_len -= left;
+      }
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (deadline.expired() || (blocking && !wait_ready(fd, POLLOUT, deadline))) {
+        throw TimeoutError(send_timeout_message(deadline, total, sent, peer));
+      }
+      arm_timeout(fd, SO_SNDTIMEO, deadline);
+      blocking = true;
+      continue;
+    }
+    throw_io_error(errno, "send of " + std::to_string(total) + " bytes", peer);
+  }
+}
+
+/// Receives exactly n bytes into data.
+void recv_exact(int fd, char* data, size_t n, const Deadline& deadline, const std::string& peer) {
+  size_t got = 0;
+  bool blocking = false;
+  while (got < n) {
+    const ssize_t k = ::recv(fd, data + got, n - got, blocking ? MSG_WAITALL : MSG_DONTWAIT);
+    if (k > 0) {
+      got += static_cast<size_t>(k);
+      continue;
+    }
+    if (k == 0) {
+      throw PeerClosedError("connection closed by " + peer + " after " + std::to_string(got) +
+                            " of " + std::to_string(n) +
+                            " bytes: the peer exited or crashed (look for its own error above)");
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (deadline.expired() || (blocking && !wait_ready(fd, POLLIN, deadline))) {
+        throw TimeoutError(recv_timeout_message(deadline, n, got, peer));
+      }
+      arm_timeout(fd, SO_RCVTIMEO, deadline);
+      blocking = true;
+      continue;
+    }
+    throw_io_error(errno, "receive of " + std::to_string(n) + " bytes", peer);
+  }
+}
+
+void set_nonblocking(int fd, bool on) {
+  const int flags = COURSE_CHECK_SYS(::fcntl(fd, F_GETFL), "fcntl(F_GETFL)");
+  COURSE_CHECK_SYS(::fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK),
+                   "fcntl(F_SETFL)");
+}
+
+/// A loopback connect() to a port nobody listens on can, rarely, connect the socket to
+/// itself (TCP "simultaneous open" when the kernel picks the same port as source). Such a
+/// socket talks to itself, so we treat it as refused and retry.
+bool connected_to_itself(int fd) {
+  sockaddr_storage mine{}, theirs{};
+  socklen_t a = sizeof(mine), b = sizeof(theirs);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &a) != 0) return false;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&theirs), &b) != 0) return false;
+  return a == b && std::memcmp(&mine, &theirs, a) == 0;
+}
+
+/// One connect() attempt to one address, bounded by the deadline. Returns the connected fd,
+/// or -1 with `error` set to why it failed.
+int try_connect(const addrinfo& ai, const Deadline& deadline, std::string& error) {
+  const int fd = ::socket(ai.ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw_system_error("socket()");
+  int err = 0;
+  if (::connect(fd, ai.ai_addr, ai.ai_addrlen) != 0) {
+    err = errno;
+    if (err == EINPROGRESS) {
+      if (!wait_ready(fd, POLLOUT, deadline)) {
+        err = ETIMEDOUT;
+      } else {
+        socklen_t len = sizeof(err);
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      }
+    }
+  }
+  if (err == 0 && connected_to_itself(fd)) err = ECONNREFUSED;
+  if (err != 0) {
+    error = std::strerror(err);
+    ::close(fd);
+    return -1;
+  }
+  set_nonblocking(fd, false);  // our calls use MSG_DONTWAIT; the fd itself stays blocking
+  return fd;
+}
+
+}  // namespace
+
+Millis default_timeout() {
+  static const Millis timeout = [] {
+    const char* text = std::getenv("COURSE_TIMEOUT_S");
+    if (text == nullptr || *text == '\0') return Millis(120'000);
+    char* end = nullptr;
+    const double seconds = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(seconds > 0) || !std::isfinite(seconds)) {
+      throw ConfigError("COURSE_TIMEOUT_S='" + std::string(text) +
+                        "' is not a positive number of seconds: export COURSE_TIMEOUT_S=120");
+    }
+    return Millis(static_cast<long long>(std::min(seconds * 1000.0, 1e12)));
+  }();
+  return timeout;
+}
+
+// ---------------------------------------------------------------------------------------
+// Socket
+
+Socket::Socket(int fd, std::string peer_name) : fd_(fd), peer_name_(std::move(peer_name)) {
+  // Small messages (a hello, a store request, a 4-byte tag) must leave at once, not wait
+  // up to 40 ms for Nagle's algorithm to batch them. Fails harmlessly on non-TCP sockets.
+  const int one = 1;
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (peer_name_.empty()) peer_name_ = peer_address(fd_);
+}
+
+Socket::~Socket() {
+  close();
+}
+
+Socket::Socket(Socket&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), peer_name_(std::move(other.peer_name_)) {}
+
+Socket& Socket::operator=(Socket&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+    peer_name_ = std::move(other.peer_name_);
+  }
+  return *this;
+}
+
+Socket Socket::connect(const std::string& host, int port, Millis timeout) {
+  const Deadline deadline(timeout);
+  const std::string where = host + ":" + std::to_string(port);
+  std::string last_error = "no address tried";
+  int backoff_ms = 10;
+  while (true) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+    if (rc == 0) {
+      for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+        const int fd = try_connect(*ai, deadline, last_error);
+        if (fd >= 0) {
+          ::freeaddrinfo(found);
+          return Socket(fd, where);
+        }
+      }
+      ::freeaddrinfo(found);
+    } else if (rc == EAI_AGAIN) {
+      last_error = ::gai_strerror(rc);  // DNS hiccup: retry like a refused connection
+    } else {
+      throw NetworkError("cannot resolve host '" + host + "': " + ::gai_strerror(rc) +
+                         ". Check MASTER_ADDR: a host name or IP address every rank can reach");
+    }
+    // Refused (nobody listens yet) or unreachable: the listener may still be starting.
+    if (deadline.expired()) {
+      throw TimeoutError("could not connect to " + where + " within " + deadline.describe() +
+                         " (last error: " + last_error + "). Is rank 0 running, and do " +
+                         "MASTER_ADDR and MASTER_PORT name it?");
+    }
+    const int left = deadline.poll_ms();
+    std::this_thread::sleep_for(Millis(left < 0 ? backoff_ms : std::min(backoff_ms, left)));
+    backoff_ms = std::min(backoff_ms * 2, 200);
+  }
+}
+
+void Socket::send_all(const void* data, size_t n, Millis timeout) {
+  iovec iov{const_cast<void*>(data), n};
+  send_iov(fd_, &iov, 1, Deadline(timeout), peer_name_);
+}
+
+void Socket::recv_all(void* data, size_t n, Millis timeout) {
+  recv_exact(fd_, static_cast<char*>(data), n, Deadline(timeout), peer_name_);
+}
+
+// A frame on the wire:  | u64 length (little-endian) | length bytes |
+// Header and payload leave in one sendmsg() so a small frame is one TCP segment.
+void Socket::send_frame(const void* data, size_t n, Millis timeout) {
+  std::string header;
+  put_u64(header, n);
+  iovec iov[2] = {{header.data(), header.size()}, {const_cast<void*>(data), n}};
+  send_iov(fd_, iov, 2, Deadline(timeout), peer_name_);
+}
+
+std::string Socket::recv_frame(Millis timeout, size_t max_bytes) {
+  const Deadline deadline(timeout);
+  char header[8];
+  recv_exact(fd_, header, sizeof(header), deadline, peer_name_);
+  const uint64_t n = get_u64(header);
+  if (n > max_bytes) {
+    throw ProtocolError(peer_name_ + " announced a frame of " + std::to_string(n) +
+                        " bytes, more than the " + std::to_string(max_bytes) +
+                        " allowed here: it is not speaking this protocol (a stranger, or " +
+                        "garbage on the wire)");
+  }
+  std::string bytes(n, '\0');
+  recv_exact(fd_, bytes.data(), n, deadline, peer_name_);
+  return bytes;
+}
+
+bool Socket::peer_closed() const {
+  if (fd_ < 0) return true;
+  pollfd p{fd_, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) return true;
+  char byte;
+  return ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+void Socket::shutdown() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
+void Socket::close() {
+  if (fd_ >= 0) ::close(fd_);  // never retried on EINTR: on Linux the fd is gone either way
+  fd_ = -1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Listener
+
+Listener::Listener(const std::string& host, int port, int backlog) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), std::to_string(port).c_str(),
+                               &hints, &found);
+  if (rc != 0) {
+    throw ConfigError("cannot listen on '" + host + "': " + ::gai_strerror(rc) +
+                      ". Give an address of this machine (or 0.0.0.0 for all of them)");
+  }
+  int err = 0;
+  for (addrinfo* ai = found; ai != nullptr && fd_ < 0; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) continue;
+    // SO_REUSEADDR lets a restarted job bind a port whose old connections sit in TIME_WAIT.
+    // (It does not let two listeners share a port; that would be SO_REUSEPORT.)
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, backlog) == 0) {
+      fd_ = fd;
+    } else {
+      err = errno;
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd_ < 0) {
+    if (err == EADDRINUSE) {
+      throw ConfigError("port " + std::to_string(port) + " on " + host +
+                        " is already in use: pick another port (or unset MASTER_PORT and "
+                        "let the launcher choose a free one)");
+    }
+    if (err == EADDRNOTAVAIL) {
+      throw ConfigError("cannot listen on " + host + ": it is not an address of this machine");
+    }
+    errno = err;
+    throw_system_error("listening on " + host + ":" + std::to_string(port));
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  COURSE_CHECK_SYS(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), "getsockname()");
+  port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+}
+
+Listener::~Listener() {
+  close();
+}
+
+Listener::Listener(Listener&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), port_(std::exchange(other.port_, 0)) {}
+
+Listener& Listener::operator=(Listener&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+    port_ = std::exchange(other.port_, 0);
+  }
+  return *this;
+}
+
+Socket Listener::accept(Millis timeout) {
+  const Deadline deadline(timeout);
+  while (true) {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    // The listening fd is non-blocking, so accept4 never waits: poll() does, with the
+    // deadline. The new connection is a blocking fd (no SOCK_NONBLOCK) closed on exec.
+    const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_CLOEXEC);
+    if (fd >= 0) return Socket(fd, format_address(addr));
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (wait_ready(fd_, POLLIN, deadline)) continue;
+      throw TimeoutError("no connection arrived on port " + std::to_string(port_) + " within " +
+                         deadline.describe() + ": did every rank start?");
+    }
+    throw_system_error("accept() on port " + std::to_string(port_));
+  }
+}
+
+void Listener::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Small helpers
+
+int find_free_port(const std::string& host) {
+  return Listener(host, 0).port();
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  return buf;
+}
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_u64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint32_t get_u32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace course

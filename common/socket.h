@@ -1,0 +1,115 @@
+// socket.h: TCP sockets with framed messages, the transport under everything else.
+//
+// Socket owns one connected TCP stream (RAII, move-only). send_all/recv_all move exactly
+// n bytes, looping over partial reads and writes and EINTR; recv_all throws
+// PeerClosedError when the peer closes mid-message and TimeoutError when the deadline
+// passes. Frames are a 8-byte little-endian length followed by that many bytes.
+// Listener owns a listening socket. Every connected socket has TCP_NODELAY set.
+//
+// What this is not: an event loop. Each call blocks the calling thread (with a timeout).
+//
+// Thread safety: a Socket may be used by one sending thread and one receiving thread at
+// the same time (TCP is full duplex); two threads must not send (or receive) at once.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace course {
+
+using Millis = std::chrono::milliseconds;
+
+/// How long a blocking socket call waits by default before throwing TimeoutError.
+/// COURSE_TIMEOUT_S in the environment overrides it (seconds).
+Millis default_timeout();
+
+/// A connected TCP stream.
+class Socket {
+ public:
+  Socket() = default;
+  /// Takes ownership of a connected fd; sets TCP_NODELAY.
+  explicit Socket(int fd, std::string peer_name = "");
+  ~Socket();
+  Socket(Socket&& other) noexcept;
+  Socket& operator=(Socket&& other) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  /// Connects to host:port, retrying refused connections until `timeout` has passed
+  /// (the listener may not be up yet). Throws TimeoutError naming host:port.
+  static Socket connect(const std::string& host, int port, Millis timeout = default_timeout());
+
+  bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  /// "127.0.0.1:51234", or the name given at construction (e.g. "rank 2").
+  const std::string& peer_name() const { return peer_name_; }
+  void set_peer_name(std::string name) { peer_name_ = std::move(name); }
+
+  /// Sends exactly n bytes. Throws PeerClosedError, TimeoutError or NetworkError.
+  void send_all(const void* data, size_t n, Millis timeout = default_timeout());
+  /// Receives exactly n bytes. Throws PeerClosedError, TimeoutError or NetworkError.
+  void recv_all(void* data, size_t n, Millis timeout = default_timeout());
+
+  /// Sends one frame: an 8-byte length, then the bytes.
+  void send_frame(const void* data, size_t n, Millis timeout = default_timeout());
+  void send_frame(const std::string& bytes, Millis timeout = default_timeout()) {
+    send_frame(bytes.data(), bytes.size(), timeout);
+  }
+  /// Receives one frame. Throws ProtocolError when its length exceeds max_bytes
+  /// (garbage or a stranger), so a bad peer cannot make us allocate gigabytes.
+  std::string recv_frame(Millis timeout = default_timeout(), size_t max_bytes = 64u << 20);
+
+  /// True when the peer has closed its end (a zero-byte read would follow), without
+  /// consuming data. Never blocks.
+  bool peer_closed() const;
+
+  /// Shuts down both directions (wakes a thread blocked in recv on this socket).
+  void shutdown();
+  void close();
+
+ private:
+  int fd_ = -1;
+  std::string peer_name_;
+};
+
+/// A listening TCP socket.
+class Listener {
+ public:
+  Listener() = default;
+  /// Binds host:port (port 0: the kernel picks a free one) and listens. A port in use
+  /// throws ConfigError naming the port and saying to pick another (or unset MASTER_PORT).
+  Listener(const std::string& host, int port, int backlog = 128);
+  ~Listener();
+  Listener(Listener&& other) noexcept;
+  Listener& operator=(Listener&& other) noexcept;
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  int port() const { return port_; }
+  int fd() const { return fd_; }
+  /// Waits up to `timeout` for one connection. Throws TimeoutError.
+  Socket accept(Millis timeout = default_timeout());
+  void close();
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+/// A free TCP port on host right now (bind to 0, read it, close). Another process may take
+/// it before you bind it; the launcher uses it for MASTER_PORT.
+int find_free_port(const std::string& host = "127.0.0.1");
+
+/// This machine's host name.
+std::string host_name();
+
+/// Little-endian helpers for building small binary headers.
+void put_u64(std::string& out, uint64_t v);
+uint64_t get_u64(const char* p);
+void put_u32(std::string& out, uint32_t v);
+uint32_t get_u32(const char* p);
+
+}  // namespace course

@@ -1,0 +1,73 @@
+// store.h: the TCP key-value store every job rendezvous through (torch's TCPStore).
+//
+// Rank 0 hosts a StoreServer on MASTER_ADDR:MASTER_PORT; every rank (rank 0 included)
+// talks to it through a StoreClient. Ranks use it to publish their listening addresses
+// ("addr/3" -> "10.0.0.7:41234"), to count arrivals (add) and to wait for each other.
+//
+// Protocol (after the hello of handshake.h with purpose "store"): the client sends one
+// frame per request and reads one frame per reply.
+//   request: u32 op | u32 key length | key | value bytes     (op: SET=1 GET=2 ADD=3 CHECK=4)
+//            GET carries a u64 timeout in milliseconds as its value.
+//   reply:   u32 status (0 ok, 1 timeout, 2 bad request) | value bytes
+// GET blocks on the server until the key exists or the timeout passes; ADD treats the
+// value as a signed 64-bit decimal and returns the new total; CHECK answers "1" or "0".
+//
+// What this is not: durable or replicated. It lives as long as rank 0 does.
+//
+// Thread safety: StoreServer serves each connection on its own thread. A StoreClient is
+// one connection: use it from one thread at a time (or give each thread its own).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "socket.h"
+
+namespace course {
+
+/// The server. Starts serving in the constructor; stops (closing every connection) in
+/// the destructor.
+class StoreServer {
+ public:
+  /// Binds host:port (port 0 picks a free one). Throws ConfigError if the port is in use.
+  StoreServer(const std::string& host, int port, std::string token);
+  ~StoreServer();
+  StoreServer(const StoreServer&) = delete;
+  StoreServer& operator=(const StoreServer&) = delete;
+  int port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One connection to the store.
+class StoreClient {
+ public:
+  /// Connects (retrying until `timeout` while the server starts) and says hello.
+  StoreClient(const std::string& host, int port, int rank, const std::string& token,
+              Millis timeout = default_timeout());
+
+  void set(const std::string& key, const std::string& value);
+  /// Waits until `key` exists, then returns its value. Throws TimeoutError naming the key.
+  std::string get(const std::string& key, Millis timeout = default_timeout());
+  /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
+  int64_t add(const std::string& key, int64_t delta);
+  /// True when every key exists. Never waits.
+  bool check(const std::vector<std::string>& keys);
+  /// Waits until every key exists. Throws TimeoutError naming the first missing key.
+  void wait(const std::vector<std::string>& keys, Millis timeout = default_timeout());
+
+ private:
+  std::string request(uint32_t op, const std::string& key, const std::string& value,
+                      Millis timeout);
+  Socket sock_;
+};
+
+/// A barrier through the store: every one of `world` ranks calls it with the same name.
+void store_barrier(StoreClient& store, const std::string& name, int world,
+                   Millis timeout = default_timeout());
+
+}  // namespace course

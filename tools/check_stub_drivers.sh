@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# check_stub_drivers.sh BUILD_DIR LESSON_DIR...: every lesson's driver, built from the
+# stubs in lessons/, must stop with "lessonNN: TODO lessons/NN_topic/FILE:LINE" and exit 2
+# (within a timeout: a stub must never hang).
+set -u
+build=$1
+shift
+failed=0
+for topic in "$@"; do
+  nn=${topic:0:2}
+  exe="$build/lesson$nn"
+  [ -x "$exe" ] || { echo "stub check: $exe was not built"; failed=1; continue; }
+  out=$(timeout -k 5 120 "$exe" --np 2 2>&1 </dev/null)
+  rc=$?
+  last=$(printf '%s\n' "$out" | tail -n 1)
+  if [ $rc -eq 2 ] && [[ "$last" =~ ^lesson$nn:\ TODO\ lessons/${topic}/[A-Za-z0-9_./]+:[0-9]+$ ]]; then
+    echo "stub check: lesson$nn stops at ${last#lesson$nn: TODO }"
+  else
+    echo "stub check: lesson$nn on the stubs should exit 2 with a TODO naming lessons/$topic;"
+    echo "  got exit $rc, last line: $last"
+    failed=1
+  fi
+done
+exit $failed

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""make_stubs.py: generates the learner's exercise files in lessons/ from solutions/.
+
+The reference solutions are the source of truth. In every solutions/NN_topic/*.cpp (or
+*.cu) file, a region
+
+    // BEGIN SOLUTION: <one-line hint for the learner>
+    ...reference code...
+    // END SOLUTION
+
+becomes, in lessons/NN_topic/ (same file name):
+  - inside a function (the marker is indented): a TODO comment with the hint and
+    COURSE_TODO(), which throws "not implemented: lessons/NN_topic/file.cpp:LINE";
+  - at file scope (the marker starts in column 0): the TODO comment alone.
+Other files (headers, data) are copied verbatim. lessons/NN_topic/README.md and main.cpp
+are written by hand and left alone.
+
+    python3 tools/make_stubs.py           write lessons/ from solutions/
+    python3 tools/make_stubs.py --check   exit 1, listing the files, if lessons/ differs
+
+What this is not: a C++ parser. Markers are whole lines; regions do not nest.
+"""
+import argparse
+import difflib
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)// BEGIN SOLUTION(?::\s*(?P<hint>.*))?$")
+END = re.compile(r"^[ \t]*// END SOLUTION\s*$")
+STUBBED_SUFFIXES = {".cpp", ".cu"}
+HAND_WRITTEN = {"README.md", "main.cpp"}
+
+
+class MarkerError(Exception):
+    pass
+
+
+def stub_text(path: pathlib.Path, lesson: str) -> str:
+    """Returns the stub version of one solution file."""
+    out = []
+    region = None  # (indent, hint, start line) while inside a region
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        begin = BEGIN.match(line)
+        if begin:
+            if region:
+                raise MarkerError(f"{path}:{number}: BEGIN SOLUTION inside the region "
+                                  f"opened at line {region[2]} (regions do not nest)")
+            hint = (begin.group("hint") or "write this part").strip()
+            region = (begin.group("indent"), hint, number)
+            continue
+        if END.match(line):
+            if not region:
+                raise MarkerError(f"{path}:{number}: END SOLUTION without BEGIN SOLUTION")
+            indent, hint, _ = region
+            out.append(f"{indent}// TODO({lesson}): {hint}")
+            if indent:
+                out.append(f"{indent}COURSE_TODO();")
+            region = None
+            continue
+        if not region:
+            out.append(line)
+    if region:
+        raise MarkerError(f"{path}:{region[2]}: BEGIN SOLUTION is never closed")
+    return "\n".join(out) + "\n"
+
+
+def expected_files():
+    """Yields (lessons path, text) for every generated file."""
+    for lesson_dir in sorted((ROOT / "solutions").glob("[0-9][0-9]_*")):
+        if not lesson_dir.is_dir():
+            continue
+        lesson = "lesson" + lesson_dir.name[:2]
+        for src in sorted(p for p in lesson_dir.rglob("*") if p.is_file()):
+            rel = src.relative_to(ROOT / "solutions")
+            if src.suffix in STUBBED_SUFFIXES:
+                text = stub_text(src, lesson)
+            else:
+                text = src.read_text()
+            yield ROOT / "lessons" / rel, text
+
+
+def generated_candidates():
+    """Files in lessons/ that the tool owns (everything but hand-written ones)."""
+    for lesson_dir in sorted((ROOT / "lessons").glob("[0-9][0-9]_*")):
+        for p in sorted(lesson_dir.rglob("*")):
+            if p.is_file() and p.name not in HAND_WRITTEN and p.suffix in {".cpp", ".cu", ".h", ".hpp"}:
+                yield p
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="report drift, write nothing")
+    args = parser.parse_args()
+    try:
+        expected = dict(expected_files())
+    except MarkerError as e:
+        print(f"make_stubs: {e}", file=sys.stderr)
+        return 1
+    drift = []
+    for path, text in expected.items():
+        current = path.read_text() if path.exists() else None
+        if current == text:
+            continue
+        if args.check:
+            drift.append(path)
+            diff = difflib.unified_diff((current or "").splitlines(), text.splitlines(),
+                                        f"{path.relative_to(ROOT)} (now)",
+                                        f"{path.relative_to(ROOT)} (generated)", lineterm="", n=1)
+            print("\n".join(list(diff)[:40]))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"make_stubs: wrote {path.relative_to(ROOT)}")
+    for path in generated_candidates():
+        if path not in expected:
+            if args.check:
+                drift.append(path)
+                print(f"{path.relative_to(ROOT)}: not generated from solutions/ (stale?)")
+            else:
+                path.unlink()
+                print(f"make_stubs: removed stale {path.relative_to(ROOT)}")
+    if args.check and drift:
+        print(f"make_stubs: lessons/ differs from solutions/ in {len(drift)} file(s); "
+              "run `python3 tools/make_stubs.py` (or `make stubs`) and commit the result",
+              file=sys.stderr)
+        return 1
+    if args.check:
+        print(f"make_stubs: lessons/ matches solutions/ ({len(expected)} files)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
