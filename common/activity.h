@@ -24,6 +24,10 @@ void activity_attach(char* slot, size_t size);
 /// Reads a slot written by another process: "" when idle.
 std::string activity_read(const char* slot, size_t size);
 
+/// Service threads that block by design (the store server's) call this once so their
+/// waits never hide what the rank's own threads are blocked in.
+void activity_ignore_this_thread();
+
 /// Marks the current thread as blocked in `what` ("recv from rank 1") until destroyed;
 /// restores the previous description then. Costs a short copy when a slot is attached,
 /// nothing otherwise.

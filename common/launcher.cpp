@@ -302,13 +302,17 @@ LaunchResult launch(const std::vector<std::string>& argv_in, const LaunchOptions
     int out[2], err[2], status[2];
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
         ::pipe2(status, O_CLOEXEC) != 0) {
+      const int pipe_errno = errno;  // out of file descriptors, most likely
       reap_all();
-      throw_system_error("pipe2() for rank " + std::to_string(c.exit.rank));
+      errno = pipe_errno;
+      throw_system_error("pipe2() for rank " + std::to_string(c.exit.rank),
+                         "Too many ranks for this process's file descriptor limit (ulimit -n)?");
     }
     const pid_t launcher = ::getpid();
     c.pid = ::fork();
-    if (c.pid == 0)
+    if (c.pid == 0) {
       exec_rank(launcher, group, out[1], err[1], status[1], argv_c.data(), envp_c.data());
+    }
     const int fork_errno = errno;
     ::close(out[1]), ::close(err[1]), ::close(status[1]);
     c.fds[0] = out[0], c.fds[1] = err[0];
@@ -364,6 +368,9 @@ LaunchResult launch(const std::vector<std::string>& argv_in, const LaunchOptions
       wait_ms = std::clamp<long long>(left.count(), 0, wait_ms);
     }
     if (::poll(fds.data(), fds.size(), static_cast<int>(wait_ms)) < 0 && errno != EINTR) {
+      const int poll_errno = errno;
+      reap_all();  // never leave ranks behind, even when the launcher itself fails
+      errno = poll_errno;
       throw_system_error("poll() in the launcher");
     }
     for (size_t i = 1; i < fds.size(); ++i) {

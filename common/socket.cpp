@@ -25,9 +25,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
+#include "activity.h"
 #include "error.h"
 
 namespace course {
@@ -160,6 +163,7 @@ void send_iov(int fd, iovec* iov, int count, const Deadline& deadline, const std
   for (int i = 0; i < count; ++i) total += iov[i].iov_len;
   size_t sent = 0;
   bool blocking = false;
+  std::optional<ActivityScope> activity;                    // set once the call has to wait
   while (count > 0 && iov[0].iov_len == 0) ++iov, --count;  // skip empty pieces
   while (count > 0) {
     msghdr msg{};
@@ -183,6 +187,7 @@ void send_iov(int fd, iovec* iov, int count, const Deadline& deadline, const std
         throw TimeoutError(send_timeout_message(deadline, total, sent, peer));
       }
       arm_timeout(fd, SO_SNDTIMEO, deadline);
+      if (!blocking) activity.emplace("send to " + peer);
       blocking = true;
       continue;
     }
@@ -194,6 +199,7 @@ void send_iov(int fd, iovec* iov, int count, const Deadline& deadline, const std
 void recv_exact(int fd, char* data, size_t n, const Deadline& deadline, const std::string& peer) {
   size_t got = 0;
   bool blocking = false;
+  std::optional<ActivityScope> activity;  // set once the call has to wait
   while (got < n) {
     const ssize_t k = ::recv(fd, data + got, n - got, blocking ? MSG_WAITALL : MSG_DONTWAIT);
     if (k > 0) {
@@ -211,6 +217,7 @@ void recv_exact(int fd, char* data, size_t n, const Deadline& deadline, const st
         throw TimeoutError(recv_timeout_message(deadline, n, got, peer));
       }
       arm_timeout(fd, SO_RCVTIMEO, deadline);
+      if (!blocking) activity.emplace("recv from " + peer);
       blocking = true;
       continue;
     }

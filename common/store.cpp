@@ -35,6 +35,7 @@
 #include <optional>
 #include <thread>
 
+#include "activity.h"
 #include "error.h"
 #include "handshake.h"
 
@@ -92,6 +93,7 @@ struct StoreServer::Impl {
 };
 
 void StoreServer::Impl::accept_loop() {
+  activity_ignore_this_thread();
   while (true) {
     pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {wake[0], POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
@@ -119,6 +121,7 @@ void StoreServer::Impl::accept_loop() {
 }
 
 void StoreServer::Impl::serve(Connection& conn) {
+  activity_ignore_this_thread();
   try {
     const Hello hello = hello_accept(conn.sock, token, "store");
     conn.sock.set_peer_name("rank " + std::to_string(hello.rank) + " (" + conn.sock.peer_name() +

@@ -1,0 +1,217 @@
+// harness_test.cpp: tests of the test harness itself (tests/harness/harness.h).
+//
+// A harness that cannot see a failing rank makes every distributed test worthless, so
+// each way a rank can go wrong is checked: a failed EXPECT, an exception, a crash, exit()
+// inside the body, a hang. And after every run, no rank process is left.
+// Run alone: ./build/<dir>/tests/common/test_common --gtest_filter='Harness*'
+#include "harness.h"
+
+#include "socket.h"
+
+#include <fcntl.h>
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+namespace course::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+/// A pipe each rank writes its pid into, so the test can check afterwards that none lives.
+class PidLog {
+ public:
+  PidLog() { EXPECT_EQ(::pipe2(fds_, O_CLOEXEC | O_NONBLOCK), 0); }
+  ~PidLog() { ::close(fds_[0]), ::close(fds_[1]); }
+  void write_mine() const {
+    const pid_t pid = ::getpid();
+    EXPECT_EQ(::write(fds_[1], &pid, sizeof(pid)), static_cast<ssize_t>(sizeof(pid)));
+  }
+  std::vector<pid_t> read_all() const {
+    std::vector<pid_t> pids;
+    pid_t pid;
+    while (::read(fds_[0], &pid, sizeof(pid)) == static_cast<ssize_t>(sizeof(pid))) {
+      pids.push_back(pid);
+    }
+    return pids;
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
+void expect_all_gone(const std::vector<pid_t>& pids, size_t expected) {
+  EXPECT_EQ(pids.size(), expected);
+  for (pid_t pid : pids) {
+    errno = 0;
+    EXPECT_EQ(::kill(pid, 0), -1) << "rank process " << pid << " outlived the harness";
+    EXPECT_EQ(errno, ESRCH);
+  }
+}
+
+TEST(Harness, RanksShareTheStoreAndPass) {
+  // World 5: every rank publishes a rank-dependent value, then reads everyone's.
+  run_ranks(5, [](RankContext& ctx) {
+    EXPECT_EQ(ctx.world, 5);
+    ctx.store().set("value/" + std::to_string(ctx.rank), std::to_string(ctx.rank * ctx.rank + 3));
+    for (int r = 0; r < ctx.world; ++r) {
+      EXPECT_EQ(ctx.store().get("value/" + std::to_string(r)), std::to_string(r * r + 3));
+    }
+    EXPECT_EQ(ctx.store().add("sum", ctx.rank + 1) > 0, true);
+    store_barrier(ctx.store(), "after-sum", ctx.world);
+    EXPECT_EQ(ctx.store().add("sum", 0), 15);  // 1 + 2 + 3 + 4 + 5
+  });
+}
+
+TEST(Harness, FailedExpectsAreReportedPerRank) {
+  PidLog pids;
+  const std::vector<RankOutcome> out = run_ranks_collect(3, [&](RankContext& ctx) {
+    pids.write_mine();
+    EXPECT_EQ(ctx.rank * 10 + 1, 11) << "planted failure";  // true on rank 1 only
+  });
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].exit_code, 0);
+  for (int r : {0, 2}) {
+    EXPECT_EQ(out[r].exit_code, 1) << "rank " << r;
+    EXPECT_NE(out[r].message.find("planted failure"), std::string::npos) << out[r].message;
+    EXPECT_NE(out[r].message.find("harness_test.cpp"), std::string::npos) << out[r].message;
+  }
+  expect_all_gone(pids.read_all(), 3);
+}
+
+TEST(Harness, RunRanksTurnsARanksFailureIntoATestFailure) {
+  EXPECT_NONFATAL_FAILURE(run_ranks(3,
+                                    [](RankContext& ctx) {
+                                      if (ctx.rank == 2) ADD_FAILURE() << "planted on rank 2";
+                                    }),
+                          "rank 2 of 3 failed an assertion");
+}
+
+TEST(Harness, AnExceptionIsReportedWithItsMessage) {
+  const std::vector<RankOutcome> out = run_ranks_collect(2, [](RankContext& ctx) {
+    if (ctx.rank == 1) throw std::runtime_error("boom from rank 1");
+  });
+  EXPECT_EQ(out[0].exit_code, 0);
+  EXPECT_EQ(out[1].exit_code, 2);
+  EXPECT_NE(out[1].message.find("boom from rank 1"), std::string::npos) << out[1].message;
+
+  RanksOptions tolerant;
+  tolerant.exceptions_fail = false;  // then run_ranks reports nothing
+  run_ranks(
+      2,
+      [](RankContext& ctx) {
+        if (ctx.rank == 1) throw std::runtime_error("expected");
+      },
+      tolerant);
+}
+
+TEST(Harness, ACrashingRankIsReportedWithItsSignal) {
+  PidLog pids;
+  const std::vector<RankOutcome> out = run_ranks_collect(3, [&](RankContext& ctx) {
+    pids.write_mine();
+    if (ctx.rank == 1) {
+      const rlimit no_core{0, 0};
+      ::setrlimit(RLIMIT_CORE, &no_core);  // no core file from this planted crash
+      ::raise(SIGSEGV);
+    }
+  });
+  EXPECT_EQ(out[1].signal, SIGSEGV);
+  EXPECT_NE(out[1].message.find("SIGSEGV"), std::string::npos) << out[1].message;
+  EXPECT_EQ(out[0].exit_code, 0);
+  EXPECT_EQ(out[2].exit_code, 0);
+  expect_all_gone(pids.read_all(), 3);
+}
+
+TEST(Harness, ExitInsideTheBodyIsReported) {
+  const std::vector<RankOutcome> out = run_ranks_collect(2, [](RankContext& ctx) {
+    if (ctx.rank == 1) std::exit(0);
+  });
+  EXPECT_EQ(out[0].exit_code, 0);
+  EXPECT_EQ(out[1].exit_code, 3);
+  EXPECT_NE(out[1].message.find("exit()"), std::string::npos) << out[1].message;
+}
+
+TEST(Harness, AHangingRankTimesOutAndIsKilled) {
+  PidLog pids;
+  RanksOptions options;
+  options.timeout = 1500ms;
+  const auto t0 = Clock::now();
+  const std::vector<RankOutcome> out = run_ranks_collect(
+      3,
+      [&](RankContext& ctx) {
+        pids.write_mine();
+        if (ctx.rank == 2) std::this_thread::sleep_for(1h);
+      },
+      options);
+  const auto took = Clock::now() - t0;
+  EXPECT_GE(took, 1400ms);
+  EXPECT_LT(took, 5s);
+  EXPECT_TRUE(out[2].timed_out);
+  EXPECT_EQ(out[2].message,
+            "timed out after 1500 ms; rank 2 was still running (not blocked in a socket call)")
+      << "rank 0: " << out[0].exit_code << " " << out[0].signal << " " << out[0].message;
+  EXPECT_FALSE(out[1].timed_out);
+  EXPECT_EQ(out[1].exit_code, 0);
+  expect_all_gone(pids.read_all(), 3);
+}
+
+TEST(Harness, ATimeoutSaysWhatTheRankWasBlockedIn) {
+  // Rank 0 waits for bytes that rank 1 never sends: the report names the socket call.
+  RanksOptions options;
+  options.timeout = 1500ms;
+  const std::vector<RankOutcome> out = run_ranks_collect(
+      2,
+      [&](RankContext& ctx) {
+        if (ctx.rank == 1) {
+          Listener listener("127.0.0.1", 0);
+          ctx.store().set("port", std::to_string(listener.port()));
+          Socket conn = listener.accept();
+          std::this_thread::sleep_for(1h);
+        } else {
+          Socket sock = Socket::connect("127.0.0.1", std::stoi(ctx.store().get("port")));
+          sock.set_peer_name("rank 1");
+          char byte;
+          sock.recv_all(&byte, 1);
+        }
+      },
+      options);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].timed_out);
+  EXPECT_EQ(out[0].message, "timed out after 1500 ms; rank 0 was still in recv from rank 1");
+  EXPECT_TRUE(out[1].timed_out);
+  EXPECT_EQ(out[1].message,
+            "timed out after 1500 ms; rank 1 was still running (not blocked in a socket call)");
+}
+
+TEST(Harness, OthersAreStoppedSoonAfterOneFails) {
+  PidLog pids;
+  const auto t0 = Clock::now();
+  const std::vector<RankOutcome> out = run_ranks_collect(3, [&](RankContext& ctx) {
+    pids.write_mine();
+    if (ctx.rank == 0) {
+      // Give up once the others are past their last store call (so that they cannot fail
+      // on their own when rank 0's store goes away; they must be stopped).
+      ctx.store().wait({"asleep/1", "asleep/2"});
+      throw std::runtime_error("rank 0 gives up");
+    }
+    ctx.store().set("asleep/" + std::to_string(ctx.rank), "1");
+    std::this_thread::sleep_for(1h);  // would wait for rank 0 forever
+  });
+  EXPECT_LT(Clock::now() - t0, 5s);
+  EXPECT_EQ(out[0].exit_code, 2);
+  for (int r : {1, 2}) {
+    EXPECT_EQ(out[r].signal, SIGKILL) << "rank " << r;
+    EXPECT_FALSE(out[r].timed_out);
+    EXPECT_EQ(out[r].message, "stopped after rank 0 failed");
+  }
+  expect_all_gone(pids.read_all(), 3);
+}
+
+}  // namespace
+}  // namespace course::test

@@ -1,0 +1,59 @@
+// launch.cpp: the standalone rank launcher, `launch`, for any command (torchrun's role).
+//
+//   launch --np 4 -- ./lesson05 --bench                     4 ranks on this machine
+//   launch --nnodes 2 --node-rank 0 --nproc-per-node 4 --master-addr node0 --master-port 29500
+//          -- ./lesson11           on node0; the same with --node-rank 1 on node1: 8 ranks
+//
+// Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
+// COURSE_JOB_TOKEN; its output comes back prefixed "[rank r] ". When a rank dies the others
+// are stopped, "launch: rank 2 was killed by signal 9 (SIGKILL)" goes to stderr, and launch
+// exits with that rank's code (128 + signal for a signal).
+//
+// What this is not: the ./lessonNN drivers, which launch themselves (common/driver.h); this
+// tool is for commands that do not, and for several machines.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "error.h"
+#include "launcher.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Starts a command as N ranks and watches them (torchrun's role in the course)."};
+  app.footer("Example: launch --np 4 -- ./lesson05 --bench");
+  course::LaunchOptions options;
+  std::vector<std::string> command;
+  bool no_prefix = false;
+  app.add_option("-n,--np,--nproc-per-node", options.nproc_per_node,
+                 "ranks to start on this machine")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--nnodes", options.nnodes, "machines in the job, one launcher each")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  app.add_option("--node-rank", options.node_rank, "this machine's index, 0..nnodes-1")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--master-addr", options.master_addr, "host of rank 0 (the store)")
+      ->capture_default_str();
+  app.add_option("--master-port", options.master_port,
+                 "port of the store; 0 picks a free one (one machine only)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--grace-ms", options.grace_ms,
+                 "after one rank fails: milliseconds between SIGTERM and SIGKILL to the others")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--no-prefix", no_prefix, "print the ranks' output without \"[rank r] \"");
+  app.add_option("command", command, "the program and its arguments, after --")->required();
+  CLI11_PARSE(app, argc, argv);
+  options.prefix_output = !no_prefix;
+
+  try {
+    const course::LaunchResult result = course::launch(command, options);
+    if (!result.failure.empty()) std::cerr << "launch: " << result.failure << std::endl;
+    return result.exit_code;
+  } catch (const course::Error& e) {
+    std::cerr << "launch: " << e.detail() << std::endl;
+    return 2;
+  }
+}
