@@ -5,6 +5,7 @@
 #   chain_NN     what a driver or test of lesson NN links: lesson NN from IMPL, lessons
 #                before it from the reference (CHAIN=ref) or from lessons/ (CHAIN=mine)
 #   lessonNN     the driver, lessons/NN_topic/main.cpp, copied to the repo root by `make`
+#   lessonNN_stubs  the same driver on lesson NN's stubs (for the stub check of `make test`)
 #   test_NN      GoogleTest executable from tests/NN_topic/*.cpp, tests labelled lessonNN
 #
 # Headers are never stubbed, so lessons/NN and solutions/NN share them and a lesson may
@@ -110,6 +111,12 @@ macro(course_add_all_lessons)
     if(EXISTS ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
       add_executable(lesson${_nn} ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
       target_link_libraries(lesson${_nn} PRIVATE chain_${_nn})
+      # The stub check of `make test`: the driver on lesson NN's stubs, whatever IMPL is.
+      if(TARGET ex_${_nn}_mine)
+        add_executable(lesson${_nn}_stubs ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
+        target_link_libraries(lesson${_nn}_stubs PRIVATE ex_${_nn}_mine ${_course_earlier_ref})
+        target_include_directories(lesson${_nn}_stubs PRIVATE ${_course_earlier_includes})
+      endif()
     endif()
     if(EXISTS ${CMAKE_SOURCE_DIR}/tests/${_topic})
       file(GLOB _tsrcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/${_topic}/*.cpp)

@@ -37,6 +37,19 @@ int print_verdict(const std::string& name, const std::string& kind, const std::s
   return 1;
 }
 
+// Rank 0 hosts the store, so it must leave last. Every other rank reports that it is done
+// with one ADD, which the store answers while rank 0 is still waiting; the last to report
+// sets "driver/all_left", which rank 0 waits for before it closes the store.
+void leave_store(DriverContext& ctx) {
+  if (ctx.world() == 1) return;
+  StoreClient& store = ctx.store();
+  if (ctx.rank() != 0) {
+    if (store.add("driver/left", 1) == ctx.world() - 1) store.set("driver/all_left", "1");
+  } else {
+    store.get("driver/all_left");
+  }
+}
+
 // Runs rank_main, turning its outcome (or exception) into the verdict line and exit code.
 int run_rank(const DriverConfig& config, DriverContext& ctx,
              const std::function<Verdict(DriverContext&)>& rank_main) {
@@ -58,8 +71,7 @@ int run_rank(const DriverConfig& config, DriverContext& ctx,
                                                  ctx.env_.rank, job_token());
     }
     Verdict verdict = rank_main(ctx);
-    // Rank 0 keeps the store alive until every rank is done with it.
-    if (config.distributed) store_barrier(*ctx.store_, "driver/exit", ctx.world());
+    if (config.distributed) leave_store(ctx);
     return print_verdict(config.name, verdict.passed ? "PASS" : "FAIL", verdict.detail);
   } catch (const NotImplementedError& e) {
     return print_verdict(config.name, "TODO", e.location());
@@ -112,6 +124,10 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   if (config.distributed) {
     app.add_option("--np", args.np, "number of ranks to launch when RANK is not set")
         ->check(CLI::Range(1, 64));
+  } else {
+    // Accepted so that every driver takes the same flags; this lesson is one process.
+    app.add_option("--np", args.np, "this lesson runs in one process: only 1 is allowed")
+        ->check(CLI::Range(1, 1));
   }
   if (!config.backends.empty()) {
     args.backend = config.backends.front();
@@ -132,6 +148,7 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
       return print_verdict(config.name, "FAIL", e.what());
     }
   }
+  if (!config.distributed) set_process_rank(0);
   return run_rank(config, ctx, rank_main);
 }
 

@@ -1,0 +1,371 @@
+// collective_bench.cpp: see collective_bench.h.
+#include "collective_bench.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "collective_oracle.h"
+#include "duplex_link.h"
+#include "error.h"
+
+namespace course {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string short_size(size_t bytes) {
+  const char* units[] = {"B", "K", "M", "G"};
+  int unit = 0;
+  double value = static_cast<double>(bytes);
+  while (value >= 1024 && unit < 3) value /= 1024, ++unit;
+  return format_fixed(value, value == std::floor(value) ? 0 : 1) + units[unit];
+}
+
+}  // namespace
+
+std::vector<size_t> BenchSweep::sizes() const {
+  if (min_bytes == 0 || max_bytes < min_bytes || factor < 2 || iterations < 1 || warmup < 0) {
+    throw ConfigError("benchmark sweep: need 0 < -b <= -e, -f >= 2, -n >= 1, -w >= 0 (got -b " +
+                      std::to_string(min_bytes) + " -e " + std::to_string(max_bytes) + " -f " +
+                      std::to_string(factor) + " -n " + std::to_string(iterations) + " -w " +
+                      std::to_string(warmup) + ")");
+  }
+  std::vector<size_t> out;
+  for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
+    out.push_back(std::max(sizeof(float), bytes / sizeof(float) * sizeof(float)));
+    if (bytes > max_bytes / factor) break;
+  }
+  return out;
+}
+
+size_t parse_size(const std::string& text) {
+  size_t pos = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  const std::string suffix = pos == 0 ? "?" : text.substr(pos);
+  const std::map<std::string, unsigned long long> scale = {
+      {"", 1},           {"K", 1ull << 10}, {"k", 1ull << 10}, {"M", 1ull << 20},
+      {"m", 1ull << 20}, {"G", 1ull << 30}, {"g", 1ull << 30}};
+  const auto it = scale.find(suffix);
+  if (pos == 0 || it == scale.end()) {
+    throw ConfigError("bad size '" + text +
+                      "': write bytes, optionally with K, M or G "
+                      "(powers of 1024), e.g. 4K or 64M");
+  }
+  return static_cast<size_t>(value * it->second);
+}
+
+void add_sweep_flags(CLI::App& app, BenchSweep& sweep) {
+  const auto size_option = [&app](const char* name, size_t& target, const char* help) {
+    app.add_option_function<std::string>(
+           name, [&target](const std::string& text) { target = parse_size(text); }, help)
+        ->default_str(short_size(target));
+  };
+  size_option("-b,--minbytes", sweep.min_bytes, "smallest size (bytes; K, M, G suffixes)");
+  size_option("-e,--maxbytes", sweep.max_bytes, "largest size (bytes; K, M, G suffixes)");
+  app.add_option("-f,--stepfactor", sweep.factor, "multiply the size by this each step")
+      ->capture_default_str();
+  app.add_option("-n,--iters", sweep.iterations, "timed iterations per size")
+      ->capture_default_str();
+  app.add_option("-w,--warmup_iters", sweep.warmup, "untimed iterations before them")
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "-o,--op", [&sweep](const std::string& name) { sweep.op = parse_reduce_op(name); },
+         "reduce op: sum, prod, min, max, avg")
+      ->default_str("sum");
+}
+
+double bus_factor(Collective collective, int world) {
+  if (world <= 1) return 1.0;
+  const double n = world;
+  switch (collective) {
+    case Collective::all_reduce:
+      return 2.0 * (n - 1) / n;
+    case Collective::reduce_scatter:
+    case Collective::all_gather:
+    case Collective::all_to_all:
+      return (n - 1) / n;
+    case Collective::broadcast:
+    case Collective::reduce:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+CollectiveTiming time_all_reduce(ProcessGroup& group, size_t bytes, const BenchSweep& sweep) {
+  const int world = group.size();
+  const int rank = group.rank();
+  CollectiveTiming timing;
+  timing.count = std::max<size_t>(1, bytes / sizeof(float));
+  timing.bytes = timing.count * sizeof(float);
+
+  // 1. The check: one call on known inputs (collective_oracle.h), compared element by
+  // element with the serial answer.
+  std::vector<float> data = reduce_values(rank, timing.count);
+  group.all_reduce(data, sweep.op);
+  const size_t wrong =
+      count_wrong(data, expected_reduce(sweep.op, world, timing.count), tolerance(sweep.op));
+  std::vector<float> wrong_total{static_cast<float>(wrong)};
+  group.all_reduce(wrong_total, ReduceOp::SUM);
+  timing.wrong = std::lround(wrong_total[0]);
+
+  // 2. Warm up (connections, page faults, socket buffer autotuning), line up, time.
+  for (int i = 0; i < sweep.warmup; ++i) group.all_reduce(data, sweep.op);
+  group.barrier();
+  const auto start = Clock::now();
+  for (int i = 0; i < sweep.iterations; ++i) group.all_reduce(data, sweep.op);
+  std::vector<float> mean_us{static_cast<float>(seconds_since(start) * 1e6 / sweep.iterations)};
+
+  // 3. The slowest rank's mean is the collective's time.
+  group.all_reduce(mean_us, ReduceOp::MAX);
+  timing.time_us = mean_us[0];
+  timing.algbw = timing.bytes / (timing.time_us * 1e-6) / 1e9;
+  timing.busbw = timing.algbw * bus_factor(Collective::all_reduce, world);
+  return timing;
+}
+
+CollectiveTiming measure_link(TcpComm& comm, size_t bytes, int iterations, int warmup,
+                              LinkMode mode) {
+  CollectiveTiming timing;
+  if (comm.rank() > 1) return timing;
+  if (comm.size() < 2) throw ConfigError("measure_link needs at least 2 ranks");
+  const int peer = 1 - comm.rank();
+  const bool sends = mode != LinkMode::one_way || comm.rank() == 0;
+  const bool receives = mode != LinkMode::one_way || comm.rank() == 1;
+  const bool from_memory = mode == LinkMode::full_duplex_from_memory;
+  constexpr size_t kPiece = 256 << 10;
+  const size_t buffer = from_memory ? bytes : std::min(bytes, kPiece);
+  std::vector<char> out(sends ? buffer : 0, 1);
+  std::vector<char> in(receives ? buffer : 0, 0);
+
+  // The mean time of one transfer of `bytes` with the sends done the `how` way.
+  const auto mean_seconds = [&](DuplexMode how) {
+    double total = 0;
+    for (int i = 0; i < warmup + iterations; ++i) {
+      // One byte each way first, so that both ranks start the clock together.
+      char go = 0, their_go = 0;
+      run_duplex(comm, peer, peer, "link start", DuplexMode::one_thread, [&](DuplexLink& link) {
+        link.post_send(&go, 1);
+        link.recv(&their_go, 1);
+      });
+      const auto start = Clock::now();
+      run_duplex(comm, peer, peer, "link", how, [&](DuplexLink& link) {
+        for (size_t done = 0; done < bytes; done += kPiece) {
+          const size_t piece = std::min(kPiece, bytes - done);
+          const size_t at = from_memory ? done : 0;
+          if (sends) link.post_send(out.data() + at, piece);
+          if (receives) link.recv(in.data() + at, piece);
+        }
+      });
+      if (i >= warmup) total += seconds_since(start);
+    }
+    return total / iterations;
+  };
+  // Both ways of moving the sends (duplex_link.h); the link's number is the better one.
+  double mine[2] = {mean_seconds(DuplexMode::one_thread), mean_seconds(DuplexMode::sender_thread)};
+  double theirs[2] = {0, 0};
+  run_duplex(comm, peer, peer, "link result", DuplexMode::one_thread, [&](DuplexLink& link) {
+    link.post_send(mine, sizeof(mine));
+    link.recv(theirs, sizeof(theirs));
+  });
+  double seconds = 0;
+  for (int m = 0; m < 2; ++m) {
+    // One way, the sender's clock stops when its bytes are in the kernel: the receiver's
+    // is the one that counts. Both ways, the slower of the two ranks.
+    const double t = mode == LinkMode::one_way ? (comm.rank() == 1 ? mine[m] : theirs[m])
+                                               : std::max(mine[m], theirs[m]);
+    if (seconds == 0 || t < seconds) seconds = t;
+  }
+  timing.bytes = bytes;
+  timing.count = bytes;
+  timing.time_us = seconds * 1e6;
+  timing.algbw = bytes / seconds / 1e9;
+  timing.busbw = timing.algbw;
+  return timing;
+}
+
+double measure_memcpy(size_t bytes, int iterations) {
+  std::vector<char> from(bytes, 1);
+  std::vector<char> to(bytes, 0);
+  double best = 0;
+  for (int i = 0; i < std::max(1, iterations); ++i) {
+    const auto start = Clock::now();
+    std::memcpy(to.data(), from.data(), bytes);
+    const double seconds = seconds_since(start);
+    from[i % bytes] = to[(i + 1) % bytes];  // keeps the copies from being optimised away
+    if (seconds > 0) best = std::max(best, bytes / seconds / 1e9);
+  }
+  return best;
+}
+
+CollectiveBenchTable::CollectiveBenchTable()
+    : table_({{"algorithm", 9},
+              {"ranks", 5},
+              {"size", 10},
+              {"count", 10},
+              {"type", 6},
+              {"redop", 5},
+              {"time(us)", 10},
+              {"algbw(GB/s)", 11},
+              {"busbw(GB/s)", 11},
+              {"#wrong", 6}}) {}
+
+void CollectiveBenchTable::begin_block(const std::string& title, std::ostream* os) {
+  if (!os) return;
+  *os << "#\n# " << title << '\n';
+  table_.print_header(*os);
+}
+
+void CollectiveBenchTable::add(const std::string& algorithm, int ranks, const CollectiveTiming& t,
+                               const std::string& type, const std::string& redop,
+                               std::ostream* os) {
+  table_.add_row({algorithm, std::to_string(ranks), std::to_string(t.bytes),
+                  std::to_string(t.count), type, redop, format_fixed(t.time_us, 1),
+                  format_fixed(t.algbw, 3), format_fixed(t.busbw, 3), std::to_string(t.wrong)},
+                 os);
+}
+
+bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string& svg_path,
+                    const std::string& title, const std::vector<std::string>& ceiling_rows) {
+  // Read every CSV into series "algorithm (N ranks)" -> [(size, busbw)].
+  // (algorithm, ranks) -> [(size, busbw)]; link rows -> one busbw each.
+  std::map<std::pair<std::string, int>, std::vector<std::pair<double, double>>> series;
+  std::map<std::pair<std::string, int>, double> ceilings;
+  std::vector<double> all_sizes;
+  for (const std::string& path : csv_paths) {
+    std::ifstream file(path);
+    if (!file) {
+      log_warning("plot_busbw_svg: cannot read " + path + "; skipping it");
+      continue;
+    }
+    std::string line;
+    std::map<std::string, size_t> column;
+    while (std::getline(file, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+      if (column.empty()) {
+        for (size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
+        if (!column.count("algorithm") || !column.count("ranks") || !column.count("size") ||
+            !column.count("busbw(GB/s)")) {
+          log_warning("plot_busbw_svg: " + path + " lacks the columns of CollectiveBenchTable");
+          break;
+        }
+        continue;
+      }
+      const std::pair<std::string, int> key{cells[column["algorithm"]],
+                                            std::stoi(cells[column["ranks"]])};
+      const double size = std::stod(cells[column["size"]]);
+      const double busbw = std::stod(cells[column["busbw(GB/s)"]]);
+      if (std::find(ceiling_rows.begin(), ceiling_rows.end(), key.first) != ceiling_rows.end()) {
+        ceilings[key] = busbw;
+      } else if (key.first.rfind("link", 0) != 0) {
+        series[key].emplace_back(size, busbw);
+        all_sizes.push_back(size);
+      }
+    }
+  }
+  if (series.empty()) {
+    log_warning("plot_busbw_svg: no rows to plot in the given CSV files");
+    return false;
+  }
+  std::sort(all_sizes.begin(), all_sizes.end());
+  all_sizes.erase(std::unique(all_sizes.begin(), all_sizes.end()), all_sizes.end());
+
+  const std::filesystem::path svg(svg_path);
+  std::filesystem::path dat = svg, gp = svg;
+  dat.replace_extension(".dat");
+  gp.replace_extension(".gp");
+  std::error_code ec;
+  if (svg.has_parent_path()) std::filesystem::create_directories(svg.parent_path(), ec);
+  {
+    std::ofstream out(dat);
+    for (const auto& [key, points] : series) {
+      out << "# " << key.first << ", " << key.second << " ranks\n";
+      for (const auto& [size, busbw] : points) out << size << ' ' << busbw << '\n';
+      out << "\n\n";
+    }
+  }
+  {
+    std::ofstream out(gp);
+    out << "# " << gp.filename().string() << ": written by plot_busbw_svg "
+        << "(common/collective_bench.cpp); run: gnuplot " << gp.filename().string() << "\n"
+        << "set terminal svg size 960,540 dynamic noenhanced font 'sans,13' background rgb "
+           "'white'\n"
+        << "set output '" << svg.filename().string() << "'\n"
+        << "set title '" << title << "'\n"
+        << "set logscale x 2\n"
+        << "set xlabel 'message size (bytes)'\n"
+        << "set ylabel 'bus bandwidth (GB/s, 1e9 bytes/s)'\n"
+        << "set yrange [0:*]\n"
+        << "set grid\n"
+        << "set key outside right top\n"
+        << "set xtics (";
+    for (size_t i = 0; i < all_sizes.size(); ++i) {
+      out << (i ? ", " : "") << '"' << short_size(static_cast<size_t>(all_sizes[i])) << "\" "
+          << static_cast<size_t>(all_sizes[i]);
+    }
+    out << ")\n";
+    // One colour per algorithm, one dash pattern per number of ranks.
+    const std::map<std::string, std::string> colours = {{"naive", "#d95f02"},
+                                                        {"ring", "#0072b2"},
+                                                        {"gloo", "#009e73"},
+                                                        {"link", "#000000"},
+                                                        {"link-1way", "#999999"}};
+    std::map<int, int> dash;
+    for (const auto& [key, points] : series) dash.emplace(key.second, int(dash.size()) + 1);
+    const auto style = [&](const std::pair<std::string, int>& key) {
+      const auto c = colours.find(key.first);
+      const auto d = dash.find(key.second);
+      return std::string(c == colours.end() ? "" : " lc rgb '" + c->second + "'") + " dt " +
+             std::to_string(d == dash.end() ? 1 : d->second);
+    };
+    out << "plot ";
+    int index = 0;
+    for (const auto& [key, points] : series) {
+      out << (index ? ", \\\n     " : "") << "'" << dat.filename().string() << "' index " << index
+          << " using 1:2 with linespoints lw 2 pt 7 ps 0.5" << style(key) << " title '" << key.first
+          << ", " << key.second << " ranks'";
+      ++index;
+    }
+    for (const auto& [key, gbs] : ceilings) {
+      out << ", \\\n     " << gbs << " with lines lw 1" << style(key) << " title '" << key.first
+          << " (" << key.second << "-rank run)'";
+    }
+    out << "\n";
+  }
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    log_warning(
+        "plot_busbw_svg: gnuplot is not installed (apt-get install gnuplot-nox); "
+        "the data and script are in " +
+        dat.string() + " and " + gp.string());
+    return false;
+  }
+  const std::string dir = svg.has_parent_path() ? svg.parent_path().string() : ".";
+  const std::string command = "cd '" + dir + "' && gnuplot '" + gp.filename().string() + "' 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    log_warning("plot_busbw_svg: gnuplot failed on " + gp.string());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace course

@@ -1,0 +1,148 @@
+// collective_bench.h: measuring collectives the way nccl-tests does, written once.
+//
+// THE COST MODEL (docs/cost_models.md; nccl-tests' doc/PERFORMANCE.md). For a buffer of
+// S bytes on N ranks, nccl-tests reports
+//   algbw = S / t                       (bytes of the user's buffer per second)
+//   busbw = algbw * factor(collective)  (bytes each rank's link must carry per second)
+// where factor is what the best algorithm makes each rank send (and receive), per byte of
+// buffer:
+//   all_reduce                        2 (N-1) / N   (reduce-scatter + all-gather)
+//   reduce_scatter, all_gather,
+//   all_to_all                          (N-1) / N
+//   broadcast, reduce                   1
+// busbw is comparable across N and across collectives, and with the link's own speed: a
+// bandwidth-optimal all-reduce keeps busbw near the link's throughput whatever N is, and
+// an algorithm that funnels through one rank sees it fall as N grows. GB/s = 1e9 bytes/s.
+//
+// What is here:
+//   BenchSweep + add_sweep_flags   -b -e -f -n -w, as nccl-tests spells them
+//   bus_factor                     the table above
+//   time_all_reduce                one row: check once (#wrong), warm up, time, max over ranks
+//   measure_link                   the link's own throughput between two ranks (both ways, one way)
+//   measure_memcpy                 main memory's copy rate on this rank
+//   CollectiveBenchTable           the nccl-tests columns, printed and saved as CSV
+//   plot_busbw_svg                 busbw against size, one line per algorithm (gnuplot)
+//
+// What this is not: a lesson's benchmark. Each lesson picks its algorithms and sizes
+// (solutions/05_ring_allreduce/allreduce_bench.h is the one for the ring).
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bench_table.h"
+#include "process_group.h"
+#include "tcp_comm.h"
+
+namespace CLI {
+class App;
+}
+
+namespace course {
+
+/// The sizes and repetitions of a sweep (nccl-tests' flags and defaults, except -b).
+struct BenchSweep {
+  size_t min_bytes = 4u << 10;   ///< -b, first size
+  size_t max_bytes = 64u << 20;  ///< -e, last size
+  int factor = 4;                ///< -f, each size is the previous times this
+  int iterations = 20;           ///< -n, timed calls per size
+  int warmup = 5;                ///< -w, untimed calls before them
+  ReduceOp op = ReduceOp::SUM;   ///< -o
+
+  /// min_bytes, min_bytes * factor, ... up to max_bytes, each rounded down to whole
+  /// float32 elements (at least one). ConfigError when the flags make no sense.
+  std::vector<size_t> sizes() const;
+};
+
+/// Adds -b, -e, -f, -n, -w and -o to `app`. Sizes take K, M, G suffixes (powers of 1024,
+/// as in nccl-tests: -b 8 -e 128M).
+void add_sweep_flags(CLI::App& app, BenchSweep& sweep);
+
+/// "64M" -> 67108864, "4K" -> 4096, "100" -> 100. ConfigError on anything else.
+size_t parse_size(const std::string& text);
+
+enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, reduce };
+
+/// busbw / algbw for `collective` on `world` ranks (the table above); 1 when world == 1
+/// would give 0 (nothing moves), so a one-rank run still prints its algbw.
+double bus_factor(Collective collective, int world);
+
+/// One measured row.
+struct CollectiveTiming {
+  size_t bytes = 0;
+  size_t count = 0;
+  double time_us = 0;  ///< per call, the slowest rank's mean
+  double algbw = 0;    ///< GB/s
+  double busbw = 0;    ///< GB/s
+  long wrong = 0;      ///< elements that differed from the serial oracle, summed over ranks
+};
+
+/// Times group.all_reduce on `bytes` of float32 with sweep.op, the nccl-tests way:
+///   1. check: inputs that depend on rank and index, one call, every element compared
+///      with the serial answer of collective_oracle.h (#wrong, summed over the ranks);
+///   2. sweep.warmup untimed calls, a barrier, sweep.iterations timed calls;
+///   3. time = the slowest rank's mean (an all-reduce is done when its last rank is).
+/// Every rank of the group calls it with the same arguments; all get the same result.
+CollectiveTiming time_all_reduce(ProcessGroup& group, size_t bytes, const BenchSweep& sweep);
+
+/// How two ranks use their link in measure_link.
+enum class LinkMode {
+  full_duplex,              ///< both ways at once, one small buffer reused (like iperf)
+  full_duplex_from_memory,  ///< both ways at once, from and into `bytes`-sized buffers
+  one_way,                  ///< rank 0 to rank 1 only, one small buffer reused
+};
+
+/// The link's own throughput between ranks 0 and 1, over their existing socket in
+/// `comm`, with the same DuplexLink the ring uses, in 256 KiB pieces:
+///   full_duplex              each streams `bytes` to the other at the same time, from and
+///                            into one 256 KiB buffer (as iperf does): the link itself,
+///                            system calls and kernel copies, the ceiling of a ring step;
+///   full_duplex_from_memory  the same, but from and into buffers of `bytes` (too large
+///                            for the cache, like a real all-reduce's): the link plus
+///                            main memory;
+///   one_way                  rank 0 streams to rank 1 only: what one hop of a tree gets.
+/// Runs `warmup` + `iterations` transfers in each DuplexMode and keeps the faster mode;
+/// time is the mean of the timed ones (the slower rank's; one way, the receiver's). busbw = algbw =
+/// bytes / time, per direction. Ranks other than 0 and 1 return zeros at once. REQUIRES:
+/// comm.size() >= 2, and ranks 0 and 1 call it together.
+CollectiveTiming measure_link(TcpComm& comm, size_t bytes, int iterations, int warmup,
+                              LinkMode mode);
+
+/// This rank's main-memory copy rate: memcpy between two `bytes`-sized buffers, best of
+/// `iterations`, in GB/s of bytes copied. On one machine a collective's bytes go through
+/// main memory as well as through the link (a 64 MiB buffer does not fit in cache), so
+/// this is the other ceiling the lesson 05 benchmark reports.
+double measure_memcpy(size_t bytes, int iterations);
+
+/// The nccl-tests table, with the algorithm and the number of ranks in front:
+///   algorithm ranks size count type redop time(us) algbw(GB/s) busbw(GB/s) #wrong
+class CollectiveBenchTable {
+ public:
+  CollectiveBenchTable();
+  /// Prints "# <title>" and the column names: the start of one algorithm's block.
+  void begin_block(const std::string& title, std::ostream* os);
+  /// One row; `type`/`redop` as nccl-tests prints them ("float", "sum"; the link row
+  /// uses "bytes" and "none").
+  void add(const std::string& algorithm, int ranks, const CollectiveTiming& timing,
+           const std::string& type, const std::string& redop, std::ostream* os);
+  void add_note(const std::string& note, std::ostream* os) { table_.add_note(note, os); }
+  void write_csv(const std::string& path) const { table_.write_csv(path); }
+  const BenchTable& table() const { return table_; }
+
+ private:
+  BenchTable table_;
+};
+
+/// Plots busbw (GB/s) against size (log scale) from CSV files written by
+/// CollectiveBenchTable: one line per (algorithm, ranks), one colour per algorithm, one
+/// dash pattern per number of ranks; rows whose algorithm is in `ceilings` ("link",
+/// "link-mem") become horizontal lines, other link rows are left out. Writes `svg_path`,
+/// and beside it the gnuplot script and data it used (svg_path with .gp and .dat), so the
+/// plot can be regenerated or restyled.
+/// Returns false (after a warning) when gnuplot is not installed or fails.
+bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string& svg_path,
+                    const std::string& title, const std::vector<std::string>& ceilings = {"link"});
+
+}  // namespace course

@@ -1,0 +1,283 @@
+// duplex_link.cpp: see duplex_link.h.
+//
+// one_thread: every send and recv is one non-blocking system call (MSG_DONTWAIT, as
+// socket.cpp does); only when neither direction can move a byte do we poll(), on the
+// directions still needed, for at most the link's timeout.
+// sender_thread: a queue under a mutex; the send channel's worker pops spans and sends
+// each with Socket::send_all, the caller receives with Socket::recv_all.
+#include "duplex_link.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+
+#include "activity.h"
+#include "error.h"
+#include "tcp_comm.h"
+#include "work.h"
+
+namespace course {
+
+namespace {
+
+// The most one send() may take. The kernel would take up to the whole socket buffer (a
+// few MiB on loopback), but on loopback a send also runs the receiving side's TCP work
+// for those bytes on our CPU; smaller sends let our own receive direction in between, so
+// both directions advance together instead of in bursts.
+constexpr size_t kMaxSendBytes = 256 << 10;
+
+std::string describe_error(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+[[noreturn]] void throw_io(int err, const std::string& what) {
+  if (err == EPIPE || err == ECONNRESET) {
+    throw PeerClosedError(what + ": the connection was closed (" + std::strerror(err) +
+                          "); that rank probably exited or crashed, see its output");
+  }
+  throw NetworkError(what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
+}
+
+}  // namespace
+
+// The queue between the calling thread and the send channel's worker (sender_thread).
+struct DuplexLink::Sender {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<Span> queue;
+  size_t pending = 0;   // bytes queued or being sent
+  bool closed = false;  // no more spans will come: the worker returns once drained
+  bool failed = false;  // the worker's send threw (its Work holds the error)
+
+  void push(const char* data, size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      queue.push_back({data, bytes});
+      pending += bytes;
+    }
+    changed.notify_all();
+  }
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      closed = true;
+    }
+    changed.notify_all();
+  }
+  // The worker's operation: send every span, in order, until closed and drained.
+  void run(Socket& out, Millis timeout) {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      changed.wait(lock, [&] { return closed || !queue.empty(); });
+      if (queue.empty()) return;
+      const Span span = queue.front();
+      queue.pop_front();
+      lock.unlock();
+      try {
+        out.send_all(span.data, span.bytes, timeout);
+      } catch (...) {
+        lock.lock();
+        failed = true;
+        changed.notify_all();
+        throw;
+      }
+      lock.lock();
+      pending -= span.bytes;
+      changed.notify_all();
+    }
+  }
+};
+
+DuplexLink::DuplexLink(Socket& out, Socket& in, Millis timeout, std::string what,
+                       std::shared_ptr<Sender> sender)
+    : out_(out), in_(in), timeout_(timeout), what_(std::move(what)), sender_(std::move(sender)) {}
+
+std::string DuplexLink::describe(const char* direction) const {
+  const Socket& s = std::strcmp(direction, "to") == 0 ? out_ : in_;
+  return what_ + " (" + direction + " " + s.peer_name() + ")";
+}
+
+void DuplexLink::post_send(const void* data, size_t bytes) {
+  if (bytes == 0) return;
+  if (sender_) {
+    sender_->push(static_cast<const char*>(data), bytes);
+    return;
+  }
+  queue_.push_back({static_cast<const char*>(data), bytes});
+  try_send();
+}
+
+bool DuplexLink::try_send() {
+  bool moved = false;
+  while (!queue_.empty()) {
+    Span& head = queue_.front();
+    const ssize_t k = ::send(out_.fd(), head.data, std::min(head.bytes, kMaxSendBytes),
+                             MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return moved;
+      if (errno == EINTR) continue;
+      throw_io(errno, "send " + describe("to"));
+    }
+    moved = moved || k > 0;
+    head.data += k;
+    head.bytes -= static_cast<size_t>(k);
+    if (head.bytes > 0) return moved;  // the socket buffer is full
+    queue_.pop_front();
+  }
+  return moved;
+}
+
+bool DuplexLink::try_recv(char* data, size_t& done, size_t bytes) {
+  bool moved = false;
+  while (done < bytes) {
+    const ssize_t k = ::recv(in_.fd(), data + done, bytes - done, MSG_DONTWAIT);
+    if (k == 0) {
+      throw PeerClosedError("recv " + describe("from") + ": the peer closed the connection " +
+                            "with " + std::to_string(bytes - done) + " of " +
+                            std::to_string(bytes) + " bytes still to come; that rank " +
+                            "probably exited or crashed, see its output");
+    }
+    if (k < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return moved;
+      if (errno == EINTR) continue;
+      throw_io(errno, "recv " + describe("from"));
+    }
+    moved = true;
+    done += static_cast<size_t>(k);
+  }
+  return moved;
+}
+
+void DuplexLink::wait_ready(bool want_in) {
+  const bool want_out = !queue_.empty();
+  pollfd fds[2];
+  nfds_t n = 0;
+  if (out_.fd() == in_.fd()) {
+    fds[n++] = {out_.fd(), static_cast<short>((want_out ? POLLOUT : 0) | (want_in ? POLLIN : 0)),
+                0};
+  } else {
+    if (want_out) fds[n++] = {out_.fd(), POLLOUT, 0};
+    if (want_in) fds[n++] = {in_.fd(), POLLIN, 0};
+  }
+  for (;;) {
+    const int rc = ::poll(fds, n, static_cast<int>(timeout_.count()));
+    if (rc > 0) return;  // errors and hang-ups surface in the next send or recv
+    if (rc == 0) {
+      throw TimeoutError(what_ + ": no byte moved for " + std::to_string(timeout_.count()) +
+                         " ms (waiting to " + (want_in ? "receive from " + in_.peer_name() : "") +
+                         (want_in && want_out ? " and " : "") +
+                         (want_out ? "send to " + out_.peer_name() : "") +
+                         "); is every rank in the same collective with the same count? If it "
+                         "is only slow, raise COURSE_TIMEOUT_S");
+    }
+    if (errno != EINTR) throw_system_error("poll() in " + what_);
+  }
+}
+
+void DuplexLink::recv(void* data, size_t bytes) {
+  if (sender_) {
+    in_.recv_all(data, bytes, timeout_);
+    return;
+  }
+  char* p = static_cast<char*>(data);
+  size_t done = 0;
+  // Receive first: the bytes are most likely already waiting; then keep our side moving.
+  try_recv(p, done, bytes);
+  if (done == bytes) {
+    try_send();
+    return;
+  }
+  ActivityScope activity("recv " + describe("from"));
+  for (;;) {
+    const bool sent = try_send();
+    const bool got = try_recv(p, done, bytes);
+    if (done == bytes) return;
+    if (!sent && !got) wait_ready(true);
+  }
+}
+
+void DuplexLink::flush() {
+  if (sender_) {
+    std::unique_lock<std::mutex> lock(sender_->mu);
+    if (!sender_->changed.wait_for(lock, timeout_,
+                                   [&] { return sender_->pending == 0 || sender_->failed; })) {
+      throw TimeoutError("send " + describe("to") + ": " + std::to_string(sender_->pending) +
+                         " bytes still queued after " + std::to_string(timeout_.count()) +
+                         " ms; is the peer still receiving?");
+    }
+    // A failed sender leaves its error in its Work; run_duplex reports that one.
+    return;
+  }
+  if (queue_.empty()) return;
+  ActivityScope activity("send " + describe("to"));
+  while (!queue_.empty()) {
+    if (!try_send()) wait_ready(false);
+  }
+}
+
+void run_duplex(TcpComm& comm, int to, int from, const std::string& what, DuplexMode mode,
+                const std::function<void(DuplexLink&)>& body) {
+  // The body's error is carried out of the channels by hand and thrown once, after
+  // aborting the comm ourselves (tcp_comm.h's failure policy): thrown through two nested
+  // channels it would reach the caller as the second channel's "aborted" error instead.
+  std::exception_ptr error;
+  if (mode == DuplexMode::one_thread) {
+    comm.send_channel(to).run_inline([&] {
+      comm.recv_channel(from).run_inline([&] {
+        try {
+          DuplexLink link(comm.socket(to), comm.socket(from), comm.timeout(), what);
+          body(link);
+          link.flush();
+        } catch (...) {
+          error = std::current_exception();
+        }
+      });
+    });
+  } else {
+    // The sends run as one operation on the send channel's worker, after whatever that
+    // channel was doing; the receives run here, holding the receive channel.
+    auto sender = std::make_shared<DuplexLink::Sender>();
+    Socket& out = comm.socket(to);
+    const Millis timeout = comm.timeout();
+    WorkPtr sends =
+        comm.send_channel(to).submit([sender, &out, timeout] { sender->run(out, timeout); },
+                                     what + " (sends to rank " + std::to_string(to) + ")");
+    comm.recv_channel(from).run_inline([&] {
+      try {
+        DuplexLink link(out, comm.socket(from), timeout, what, sender);
+        body(link);
+        link.flush();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    // Whose error comes first: if the comm was already aborted when the body failed, the
+    // sender failed first (its channel aborts the comm) and its error is the cause.
+    const bool sender_failed_first = error && comm.aborted();
+    // Abort before waiting: a worker blocked in send_all then fails at once.
+    if (error && !sender_failed_first) comm.abort(describe_error(error));
+    sender->close();
+    try {
+      sends->wait(timeout);
+    } catch (...) {
+      if (!error || sender_failed_first) error = std::current_exception();
+    }
+  }
+  if (error) {
+    comm.abort(describe_error(error));
+    std::rethrow_exception(error);
+  }
+}
+
+}  // namespace course

@@ -1,0 +1,57 @@
+// process_group_factory.h: a process group by backend name, for drivers (--backend).
+//
+//   GroupRecipe recipe;
+//   recipe.token = job_token();
+//   recipe.host = ctx.advertise_host();
+//   recipe.connect_mesh = connect_full_mesh;   // lesson 01
+//   recipe.install = install_lesson05;         // the algorithms the tcp backend runs
+//   auto pg = make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
+//                                recipe);
+//
+// "tcp" builds a TcpProcessGroup over a fresh full mesh with the recipe's algorithms (the
+// lesson code: common/ cannot name it, so the caller hands it over); "gloo" builds a
+// GlooProcessGroup, or throws ConfigError when this build has no Gloo. This file is the
+// one place that knows whether Gloo was compiled in.
+//
+// What this is not: the tests' factory (tests/collectives/group_factory.h picks the
+// algorithms per test binary at link time).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mesh.h"
+#include "process_group.h"
+#include "process_group_tcp.h"
+#include "store.h"
+
+namespace course {
+
+struct GroupRecipe {
+  /// Keys the rendezvous in the store: two groups alive at once need two names.
+  std::string name = "pg";
+  /// The address other ranks dial to reach this one (DriverContext::advertise_host()).
+  std::string host = "127.0.0.1";
+  /// The job token (handshake.h); the tcp mesh refuses connections without it.
+  std::string token;
+  Millis timeout = default_timeout();
+  /// tcp only: builds the mesh (lesson 01's connect_full_mesh has this signature).
+  std::function<Mesh(StoreClient& store, int rank, int world, const std::string& token,
+                     const std::string& host, const std::string& name, Millis timeout)>
+      connect_mesh;
+  /// tcp only: fills the algorithms (install_lesson02 ... install_lesson05).
+  std::function<void(TcpAlgorithms&)> install;
+};
+
+/// The backends this build can make: "tcp", and "gloo" when Gloo was found.
+std::vector<std::string> available_backends();
+
+/// A group of `world` ranks on `backend`. Every rank calls it with the same backend and
+/// recipe.name. Throws ConfigError for an unknown or unavailable backend, or a tcp recipe
+/// without connect_mesh or install.
+std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, StoreClient& store,
+                                                 int rank, int world, const GroupRecipe& recipe);
+
+}  // namespace course

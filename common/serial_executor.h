@@ -1,0 +1,87 @@
+// serial_executor.h: runs the operations on one resource one at a time, in issue order.
+//
+// The tcp backend gives every peer two of these, one per direction of its socket
+// (tcp_comm.h): a blocking send runs on the caller's thread, an isend on the executor's
+// worker thread, and either way the bytes of two messages never interleave and leave in
+// the order the calls were made.
+//
+//   SerialExecutor to_rank1("send to rank 1");
+//   to_rank1.run_inline([&] { ... });                      // here, after earlier ones
+//   WorkPtr w = to_rank1.submit([=] { ... }, "isend ..."); // on the worker, in order
+//   w->wait();
+//
+// INVARIANTS
+//  1. Operations run one at a time, in the order run_inline/submit were called: run_inline
+//     first waits until every operation submitted before it has finished.
+//  2. The worker thread starts on the first submit(), so a program that only makes
+//     blocking calls never starts a thread (and pays no thread hand-off on its fast path).
+//  3. When an operation throws, on_error (if set) is called with the error on the thread
+//     that ran it, before the caller (run_inline) or the Work (submit) sees it, and what
+//     it returns is what they see (it may return the error itself, or a clearer one).
+//     The executor itself carries on with the next operation.
+//
+// What this is not: a thread pool. One resource, one worker, strict order.
+//
+// Thread safety: every method may be called from any thread. The destructor lets the
+// worker finish every queued operation, then joins it; whoever owns the resource must
+// make pending operations fail fast first (TcpComm shuts its sockets down).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "process_group.h"
+
+namespace course {
+
+class SerialExecutor {
+ public:
+  using ErrorHook = std::function<std::exception_ptr(std::exception_ptr error)>;
+
+  /// `name` appears in errors ("send to rank 1"); `on_error` see invariant 3.
+  explicit SerialExecutor(std::string name, ErrorHook on_error = {});
+  ~SerialExecutor();
+  SerialExecutor(const SerialExecutor&) = delete;
+  SerialExecutor& operator=(const SerialExecutor&) = delete;
+
+  /// Runs `op` on the calling thread once every earlier operation has finished, and
+  /// returns when it has. Rethrows its error.
+  /// REQUIRES: not called from inside an operation of this same executor (it would wait
+  /// for itself forever).
+  void run_inline(const std::function<void()>& op);
+
+  /// Queues `op` behind every earlier operation and returns at once. The Work completes
+  /// when `op` has run on the worker thread; its wait() rethrows op's error. `what`
+  /// names the operation in the Work's TimeoutError.
+  WorkPtr submit(std::function<void()> op, std::string what);
+
+  /// True when no operation is queued or running. Never blocks.
+  bool idle();
+
+  const std::string& name() const { return name_; }
+
+ private:
+  struct Task;
+  void worker_loop();
+  std::exception_ptr report(std::exception_ptr error);
+
+  const std::string name_;
+  const ErrorHook on_error_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<Task>> queue_;  // each Task holds an op and its promise
+  bool busy_ = false;                        // an operation is running (inline or on the worker)
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+/// The what() of the exception held by `error` (for messages and abort reasons).
+std::string exception_message(const std::exception_ptr& error);
+
+}  // namespace course

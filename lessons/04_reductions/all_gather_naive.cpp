@@ -1,0 +1,16 @@
+// all_gather_naive.cpp: lesson 04: gather to rank 0, then broadcast (see all_gather_naive.h).
+#include "all_gather_naive.h"
+
+#include "broadcast_binomial_tree.h"
+#include "collective_checks.h"
+#include "gather_flat.h"
+
+namespace course {
+
+void all_gather_naive(TcpComm& comm, std::span<const float> input, std::span<float> output) {
+  check_world_multiple("all_gather", "output", output.size(), "input", input.size(), comm.size());
+  // TODO(lesson04): gather_flat to root 0, then broadcast_binomial_tree from 0
+  COURSE_TODO();
+}
+
+}  // namespace course

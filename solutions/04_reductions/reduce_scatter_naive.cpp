@@ -1,0 +1,24 @@
+// reduce_scatter_naive.cpp: lesson 04: reduce to rank 0, then scatter
+// (see reduce_scatter_naive.h).
+#include "reduce_scatter_naive.h"
+
+#include <vector>
+
+#include "collective_checks.h"
+#include "reduce_binomial_tree.h"
+#include "scatter_flat.h"
+
+namespace course {
+
+void reduce_scatter_naive(TcpComm& comm, std::span<const float> input, std::span<float> output,
+                          ReduceOp op) {
+  check_world_multiple("reduce_scatter", "input", input.size(), "output", output.size(),
+                       comm.size());
+  // BEGIN SOLUTION: reduce a copy of input to root 0, then scatter_flat it from 0
+  std::vector<float> whole(input.begin(), input.end());
+  reduce_binomial_tree(comm, whole, op, /*root=*/0);
+  scatter_flat(comm, whole, output, /*root=*/0);
+  // END SOLUTION
+}
+
+}  // namespace course

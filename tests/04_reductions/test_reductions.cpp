@@ -1,0 +1,12 @@
+// test_reductions.cpp: lesson 04's suite (tests/collectives/suite_reductions.h) on the tcp
+// backend built from lessons 02-04.
+//
+//   ctest -L lesson04        or        ./build/solutions/test_04 --gtest_filter='*AllReduce*'
+#include "../collectives/suite_reductions.h"
+
+namespace course::test {
+
+INSTANTIATE_TEST_SUITE_P(Tcp, Reductions, testing::ValuesIn(world_params({"tcp"})),
+                         world_param_name);
+
+}  // namespace course::test

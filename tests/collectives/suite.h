@@ -1,0 +1,149 @@
+// suite.h: what the collective suites share: their parameters, the counts every
+// collective is tried with, and the checks.
+//
+// A suite is a header of TEST_Ps (suite_point_to_point.h, suite_one_to_all.h,
+// suite_reductions.h) that a test binary includes once and instantiates with the backends
+// it links:
+//
+//   #include "../collectives/suite_reductions.h"
+//   INSTANTIATE_TEST_SUITE_P(Tcp, Reductions,
+//                            testing::ValuesIn(course::test::world_params({"tcp"})),
+//                            course::test::world_param_name);
+//
+// Each test of a world-parameterised suite runs every count, root, op and in/out of place
+// variant on one group, so one group (one mesh) serves a few hundred calls.
+//
+// What this is not: the serial answers; those are in common/collective_oracle.h, shared
+// with the drivers and the benchmarks.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collective_oracle.h"
+#include "group_factory.h"
+#include "harness.h"
+
+namespace course::test {
+
+/// A backend and a world size.
+struct WorldParam {
+  std::string backend;
+  int world = 1;
+};
+
+/// Every backend with every world size in [min_world, max_world].
+inline std::vector<WorldParam> world_params(const std::vector<std::string>& backends,
+                                            int min_world = 1, int max_world = 8) {
+  std::vector<WorldParam> params;
+  for (const std::string& b : backends) {
+    for (int w = min_world; w <= max_world; ++w) params.push_back({b, w});
+  }
+  return params;
+}
+
+/// How GoogleTest (and so CTest) prints a parameter: "tcp, world 5".
+inline void PrintTo(const WorldParam& param, std::ostream* os) {
+  *os << param.backend << ", world " << param.world;
+}
+
+/// "tcp_world5": the test's name suffix.
+inline std::string world_param_name(const testing::TestParamInfo<WorldParam>& info) {
+  return info.param.backend + "_world" + std::to_string(info.param.world);
+}
+
+/// "tcp"
+inline std::string backend_param_name(const testing::TestParamInfo<std::string>& info) {
+  return info.param;
+}
+
+class WorldSuite : public testing::TestWithParam<WorldParam> {
+ protected:
+  const std::string& backend() const { return GetParam().backend; }
+  int world() const { return GetParam().world; }
+};
+
+class BackendSuite : public testing::TestWithParam<std::string> {
+ protected:
+  const std::string& backend() const { return GetParam(); }
+};
+
+/// The counts every collective is tried with on N ranks: 0, 1, N-1, N+1, 7N+3 and 65537.
+/// N+1 and 65537 (a prime) are divisible by no N > 1; 65537 floats (256 KiB) are more
+/// than a loopback socket buffers at first, so sends block for real. Sorted, no repeats.
+inline std::vector<size_t> suite_counts(int world) {
+  const size_t n = static_cast<size_t>(world);
+  std::vector<size_t> counts{0, 1, n - 1, n + 1, 7 * n + 3, 65537};
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
+}
+
+inline const std::vector<ReduceOp>& all_reduce_ops() {
+  static const std::vector<ReduceOp> ops{ReduceOp::SUM, ReduceOp::PRODUCT, ReduceOp::MIN,
+                                         ReduceOp::MAX, ReduceOp::AVG};
+  return ops;
+}
+
+/// What an output holds before a call: values no correct result contains.
+inline std::vector<float> stale(int rank, size_t count) {
+  return data_values(rank + 100, count);
+}
+
+/// EXPECTs that actual matches expected (collective_oracle.h's count_wrong) and says
+/// which call it was. Returns false on a mismatch, so a test can stop at its first one.
+inline bool check_values(std::span<const float> actual, std::span<const float> expected,
+                         const std::string& call, float tol = 0.0f) {
+  const std::string wrong = describe_wrong(actual, expected, tol);
+  EXPECT_TRUE(wrong.empty()) << call << ": " << wrong;
+  return wrong.empty();
+}
+
+/// FNV-1a over the bits of everything added: two ranks with the same hash hold the same
+/// results, to the bit.
+class ResultHash {
+ public:
+  void add(std::span<const float> values) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+    for (size_t i = 0; i < values.size_bytes(); ++i) {
+      hash_ = (hash_ ^ bytes[i]) * 0x100000001b3ull;
+    }
+    hash_ = (hash_ ^ values.size()) * 0x100000001b3ull;
+  }
+  uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+/// EXPECTs that every rank reached the same hash (through the store, not the group under
+/// test). Every rank must call it with the same key.
+inline void expect_same_on_every_rank(RankContext& ctx, const std::string& key, uint64_t hash) {
+  ctx.store().set("same/" + key + "/" + std::to_string(ctx.rank), std::to_string(hash));
+  for (int r = 0; r < ctx.world; ++r) {
+    const std::string theirs = ctx.store().get("same/" + key + "/" + std::to_string(r));
+    EXPECT_EQ(theirs, std::to_string(hash))
+        << key << ": rank " << r << " holds different results than rank " << ctx.rank;
+  }
+}
+
+/// Whether a backend turns counts that differ across ranks into errors on the ranks
+/// whose data depends on them (the tcp backend does: every message carries its count).
+/// Backends without this guarantee skip the Mismatched* tests.
+inline bool detects_mismatched_counts(const std::string& backend) {
+  return backend == "tcp";
+}
+
+/// The timeout of a test that should end in well under a second per call.
+inline RanksOptions suite_options(int seconds = 60) {
+  RanksOptions options;
+  options.timeout = std::chrono::seconds(seconds);
+  return options;
+}
+
+}  // namespace course::test
