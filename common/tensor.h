@@ -1,0 +1,125 @@
+// tensor.h: a dense float32 array with a shape, on the CPU or a CUDA device.
+//
+//   Tensor x = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6});
+//   Tensor y = matmul(x, x, /*trans_a=*/false, /*trans_b=*/true);   // tensor_ops.h
+//   float* p = y.data();                                             // CPU only
+//
+// A Tensor is a handle, like at::Tensor: copying one copies the handle, and both copies
+// see the same numbers. clone() makes an independent copy. `const` protects the handle
+// (its shape and which storage it points to), not the numbers: data() of a const Tensor
+// is still writable, as data_ptr() is in PyTorch.
+//
+// Invariants:
+//   1. Every tensor is contiguous and row-major: element (i, j, k) of a [I, J, K] tensor
+//      is data()[(i * J + j) * K + k]. There are no strides; transposing copies.
+//   2. A view (reshape, rows) shares its storage and starts at an offset into it.
+//   3. numel() is the product of the shape; a tensor of shape {} (a scalar) has one element.
+//   4. A default-constructed tensor is undefined (defined() is false) and has no storage.
+//
+// What this is not: an autograd tensor. Lesson 06's Variable wraps a Tensor and records
+// the graph; Tensor itself only holds numbers.
+//
+// Thread safety: handles may be copied and destroyed from any thread (the storage is
+// reference counted). Writing the same numbers from two threads at once is a data race,
+// as with any array.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tensor_kernels.h"
+
+namespace course {
+
+using Shape = std::vector<int64_t>;
+
+/// "[128, 784]".
+std::string shape_str(const Shape& shape);
+/// The product of the dimensions (1 for {}). Throws ConfigError on a negative dimension.
+int64_t shape_numel(const Shape& shape);
+
+/// A block of device memory; frees itself through its device's kernels.
+class Storage {
+ public:
+  Storage(Device device, int64_t count);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  float* ptr() const { return ptr_; }
+  int64_t count() const { return count_; }
+  Device device() const { return device_; }
+
+ private:
+  Device device_;
+  int64_t count_;
+  float* ptr_;
+};
+
+class Tensor {
+ public:
+  /// An undefined tensor.
+  Tensor() = default;
+
+  /// Uninitialised numbers.
+  static Tensor empty(const Shape& shape, Device device = Device::cpu);
+  static Tensor zeros(const Shape& shape, Device device = Device::cpu);
+  static Tensor full(const Shape& shape, float value, Device device = Device::cpu);
+  /// REQUIRES: values.size() == shape_numel(shape) (ConfigError otherwise).
+  static Tensor from_vector(const Shape& shape, std::span<const float> values,
+                            Device device = Device::cpu);
+  static Tensor from_vector(const Shape& shape, std::initializer_list<float> values,
+                            Device device = Device::cpu);
+  /// A scalar (shape {}).
+  static Tensor scalar(float value, Device device = Device::cpu);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  int64_t dim() const { return static_cast<int64_t>(shape_.size()); }
+  /// The size of dimension d; negative d counts from the end (-1 is the last).
+  int64_t size(int64_t d) const;
+  int64_t numel() const { return numel_; }
+  Device device() const;
+
+  /// The first element, for CPU tensors. Throws ConfigError for a CUDA tensor (use
+  /// to_vector() or to(Device::cpu)) or an undefined one.
+  float* data() const;
+  /// The same as data(), for kernels: any device, no check.
+  float* raw() const;
+  /// data() as a span of numel() floats.
+  std::span<float> span() const;
+
+  /// The only element. REQUIRES: numel() == 1. Copies from the device if needed.
+  float item() const;
+  /// All elements, copied to the host.
+  std::vector<float> to_vector() const;
+
+  /// A copy on `device` (a copy even when already there).
+  Tensor to(Device device) const;
+  /// An independent copy on the same device.
+  Tensor clone() const;
+  /// A view with another shape and the same numel(); one dimension may be -1 (inferred).
+  Tensor reshape(const Shape& shape) const;
+  /// A view of rows [begin, begin + count) along dimension 0 (torch's narrow(0, ...)).
+  Tensor rows(int64_t begin, int64_t count) const;
+
+  /// True when this is the only handle on its storage (nothing else can see the numbers).
+  bool is_unique() const { return storage_.use_count() == 1; }
+  /// True when both handles point into the same storage.
+  bool shares_storage_with(const Tensor& other) const { return storage_ == other.storage_; }
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  int64_t offset_ = 0;
+  int64_t numel_ = 0;
+  Shape shape_;
+};
+
+/// "Tensor[2, 3] cpu {1, 2, 3, 4, 5, 6}" (at most `max_values` numbers shown).
+std::string tensor_str(const Tensor& t, int max_values = 8);
+
+}  // namespace course

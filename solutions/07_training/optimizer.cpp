@@ -1,0 +1,134 @@
+// optimizer.cpp: lesson 07, part 6: the update rules of SGD and Adam (see optimizer.h).
+#include "optimizer.h"
+
+#include <cmath>
+
+#include "error.h"
+#include "tensor_ops.h"
+
+namespace course {
+
+Optimizer::Optimizer(std::vector<Variable> params)
+    : params_(std::move(params)), state_(params_.size()) {
+  for (const Variable& p : params_) {
+    if (!p.defined() || !p.is_leaf() || !p.requires_grad()) {
+      throw ConfigError("optimizer: parameter \"" + (p.defined() ? p.name() : "?") +
+                        "\" is not a leaf that requires grad");
+    }
+  }
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (const Variable& p : params_) p.zero_grad(set_to_none);
+}
+
+Tensor& Optimizer::state(size_t i, const std::string& key) {
+  Tensor& t = state_[i][key];
+  if (!t.defined()) t = Tensor::zeros(params_[i].shape(), params_[i].device());
+  return t;
+}
+
+NamedTensors Optimizer::state_tensors() const {
+  NamedTensors out;
+  for (size_t i = 0; i < state_.size(); ++i) {
+    for (const auto& [key, t] : state_[i]) out.emplace_back(std::to_string(i) + "." + key, t);
+  }
+  return out;
+}
+
+void Optimizer::load_state(const NamedTensors& state, int64_t steps) {
+  std::vector<std::map<std::string, Tensor>> loaded(params_.size());
+  for (const auto& [name, t] : state) {
+    const auto dot = name.find('.');
+    size_t i = params_.size();
+    try {
+      i = std::stoul(name.substr(0, dot));
+    } catch (const std::exception&) {
+    }
+    if (dot == std::string::npos || i >= params_.size() || t.shape() != params_[i].shape()) {
+      throw ConfigError("optimizer state \"" + name + "\" " + shape_str(t.shape()) +
+                        " fits none of this optimizer's " + std::to_string(params_.size()) +
+                        " parameters");
+    }
+    loaded[i][name.substr(dot + 1)] = t.clone();
+  }
+  state_ = std::move(loaded);
+  steps_ = steps;
+}
+
+Sgd::Sgd(std::vector<Variable> params, const SgdOptions& options)
+    : Optimizer(std::move(params)), options_(options) {
+  if (!(options.lr > 0) || options.momentum < 0 || options.weight_decay < 0 ||
+      (options.nesterov && options.momentum <= 0)) {
+    throw ConfigError(
+        "Sgd: need lr > 0, momentum >= 0, weight_decay >= 0 (and momentum > 0 "
+        "for nesterov)");
+  }
+}
+
+void Sgd::step() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor grad = params_[i].grad();
+    if (!grad.defined()) continue;
+    // d = g + wd*p (a new tensor: never change the gradient), b = momentum*b + d in
+    // state(i, "momentum_buffer"), d = nesterov ? d + momentum*b : b, then p -= lr*d.
+    // BEGIN SOLUTION: the SGD update with tensor_ops.h's in-place ops
+    const Tensor& p = params_[i].data();
+    const float momentum = options_.momentum, wd = options_.weight_decay;
+    Tensor d = grad;
+    if (wd != 0.0f) {
+      d = grad.clone();
+      add_(d, p, wd);
+    }
+    if (momentum != 0.0f) {
+      Tensor& b = state(i, "momentum_buffer");
+      axpby_(b, 1.0f, d, momentum);
+      d = options_.nesterov ? add(d, scale(b, momentum)) : b;
+    }
+    add_(p, d, -options_.lr);
+    // END SOLUTION
+  }
+  ++steps_;
+}
+
+Adam::Adam(std::vector<Variable> params, const AdamOptions& options)
+    : Optimizer(std::move(params)), options_(options) {
+  if (!(options.lr > 0) || options.beta1 < 0 || options.beta1 >= 1 || options.beta2 < 0 ||
+      options.beta2 >= 1 || !(options.eps > 0) || options.weight_decay < 0) {
+    throw ConfigError("Adam: need lr > 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0");
+  }
+}
+
+void Adam::step() {
+  ++steps_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor grad = params_[i].grad();
+    if (!grad.defined()) continue;
+    // Decay as in SGD; m = state(i, "exp_avg") and v = state(i, "exp_avg_sq") as in
+    // optimizer.h; with c1 = 1 - beta1^t and c2 = 1 - beta2^t (t = steps_),
+    // p += -lr/c1 * m / (sqrt(v)/sqrt(c2) + eps).
+    // BEGIN SOLUTION: the Adam update with tensor_ops.h's in-place ops
+    const Tensor& p = params_[i].data();
+    const float beta1 = options_.beta1, beta2 = options_.beta2, wd = options_.weight_decay;
+    Tensor d = grad;
+    if (wd != 0.0f) {
+      d = grad.clone();
+      add_(d, p, wd);
+    }
+    Tensor& m = state(i, "exp_avg");
+    Tensor& v = state(i, "exp_avg_sq");
+    axpby_(m, 1.0f - beta1, d, beta1);
+    scale_(v, beta2);
+    addcmul_(v, d, d, 1.0f - beta2);
+    const double t = static_cast<double>(steps_);
+    const auto correction1 = static_cast<float>(1.0 - std::pow(beta1, t));
+    const auto correction2 = static_cast<float>(1.0 - std::pow(beta2, t));
+    Tensor denom = sqrt(v);
+    scale_(denom, 1.0f / std::sqrt(correction2));
+    add_scalar_(denom, options_.eps);
+    addcdiv_(p, m, denom, -options_.lr / correction1);
+    // END SOLUTION
+  }
+}
+
+}  // namespace course
