@@ -33,6 +33,7 @@ void activity_ignore_this_thread();
 /// nothing otherwise.
 class ActivityScope {
  public:
+  /// Publishes `what` as this thread's activity until the scope ends.
   explicit ActivityScope(const std::string& what);
   ~ActivityScope();
   ActivityScope(const ActivityScope&) = delete;

@@ -21,13 +21,16 @@
 
 namespace course {
 
+/// A table of string cells printed row by row and saved as CSV (see the top of this file).
 class BenchTable {
  public:
+  /// One column: its name and its printed width.
   struct Column {
-    std::string name;
-    int width = 10;
+    std::string name;  ///< the header, also the CSV column name
+    int width = 10;    ///< characters; wider cells push the row
   };
 
+  /// A table with these columns, in this order.
   explicit BenchTable(std::vector<Column> columns);
 
   /// The column names, right-aligned, on one line starting with '#'.
@@ -39,7 +42,9 @@ class BenchTable {
   /// Kept in the CSV as a comment.
   void add_note(const std::string& note, std::ostream* os = nullptr);
 
+  /// The columns, as constructed.
   const std::vector<Column>& columns() const { return columns_; }
+  /// Every row added so far.
   const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
   /// The table as CSV: one header line of column names, then one line per row, then

@@ -50,13 +50,17 @@ struct BenchSweep {
   int iterations = 20;           ///< -n, timed calls per size
   int warmup = 5;                ///< -w, untimed calls before them
   ReduceOp op = ReduceOp::SUM;   ///< -o
+  /// --rounds: each row is the best of this many rounds of (-w, then -n), the rounds of
+  /// all algorithms interleaved, so that one burst of load elsewhere on the machine does
+  /// not decide a comparison (nccl-tests has one round; on a shared machine that is noise).
+  int rounds = 3;
 
   /// min_bytes, min_bytes * factor, ... up to max_bytes, each rounded down to whole
   /// float32 elements (at least one). ConfigError when the flags make no sense.
   std::vector<size_t> sizes() const;
 };
 
-/// Adds -b, -e, -f, -n, -w and -o to `app`. Sizes take K, M, G suffixes (powers of 1024,
+/// Adds -b, -e, -f, -n, -w, -o and --rounds to `app`. Sizes take K, M, G suffixes (powers of 1024,
 /// as in nccl-tests: -b 8 -e 128M).
 void add_sweep_flags(CLI::App& app, BenchSweep& sweep);
 
@@ -71,8 +75,8 @@ double bus_factor(Collective collective, int world);
 
 /// One measured row.
 struct CollectiveTiming {
-  size_t bytes = 0;
-  size_t count = 0;
+  size_t bytes = 0;    ///< the buffer's size in bytes
+  size_t count = 0;    ///< the buffer's size in elements
   double time_us = 0;  ///< per call, the slowest rank's mean
   double algbw = 0;    ///< GB/s
   double busbw = 0;    ///< GB/s
@@ -127,8 +131,11 @@ class CollectiveBenchTable {
   /// uses "bytes" and "none").
   void add(const std::string& algorithm, int ranks, const CollectiveTiming& timing,
            const std::string& type, const std::string& redop, std::ostream* os);
+  /// A "# ..." line under the table (BenchTable::add_note).
   void add_note(const std::string& note, std::ostream* os) { table_.add_note(note, os); }
+  /// Writes every block as CSV (BenchTable::write_csv).
   void write_csv(const std::string& path) const { table_.write_csv(path); }
+  /// The rows so far.
   const BenchTable& table() const { return table_; }
 
  private:

@@ -18,11 +18,13 @@
 
 namespace course {
 
+/// A labelled data set: example i is (inputs.rows(i, 1), targets[i]).
 struct Dataset {
   Tensor inputs;        ///< [N, ...] features, on the CPU
   Tensor targets;       ///< [N] class indices as floats (exact below 2^24)
   int64_t classes = 0;  ///< number of classes; every target is in [0, classes)
 
+  /// The number of examples (0 when empty).
   int64_t size() const { return inputs.defined() ? inputs.size(0) : 0; }
 };
 
@@ -32,8 +34,8 @@ Dataset dataset_head(const Dataset& data, int64_t count);
 
 /// The mean and standard deviation of all input values.
 struct Standardization {
-  float mean = 0;
-  float stddev = 1;
+  float mean = 0;    ///< of every input value
+  float stddev = 1;  ///< of every input value
 };
 /// Computed over every value of data.inputs (in double). An empty data set gives {0, 1}.
 Standardization input_statistics(const Dataset& data);

@@ -32,13 +32,19 @@ class App;
 
 namespace course {
 
+/// A rank's result: the driver prints it as "lessonNN: PASS ..." or "lessonNN: FAIL ...".
 struct Verdict {
+  /// PASS (exit 0) or FAIL (exit 1)
   bool passed = true;
+  /// what was checked, or what differed
   std::string detail;
+  /// A PASS saying what was checked.
   static Verdict pass(std::string detail = "") { return {true, std::move(detail)}; }
+  /// A FAIL saying what differed.
   static Verdict fail(std::string detail) { return {false, std::move(detail)}; }
 };
 
+/// What a lesson's driver is: its name, its flags, one process or many.
 struct DriverConfig {
   std::string name;               ///< "lesson05": the verdict's prefix
   std::string title;              ///< one line for --help
@@ -50,17 +56,24 @@ struct DriverConfig {
 
 /// The flags every driver shares, after parsing.
 struct DriverArgs {
+  /// --np: the number of ranks to launch
   int np = 1;
+  /// --backend: "tcp", "gloo" or "nccl" (empty when the lesson has no such flag)
   std::string backend;
+  /// --bench: run the lesson's benchmark instead of its self-check
   bool bench = false;
 };
 
 /// What rank_main gets.
 class DriverContext {
  public:
+  /// This rank's RANK, WORLD_SIZE, LOCAL_RANK, ... (env.h).
   const DistEnv& env() const { return env_; }
+  /// The parsed flags.
   const DriverArgs& args() const { return args_; }
+  /// This rank.
   int rank() const { return env_.rank; }
+  /// The number of ranks.
   int world() const { return env_.world_size; }
   /// This rank's connection to the store (distributed lessons only).
   StoreClient& store();
@@ -69,9 +82,13 @@ class DriverContext {
   std::string advertise_host() const;
 
   // Set up by run_driver.
+  /// Set by run_driver: what env() returns.
   DistEnv env_;
+  /// Set by run_driver: what args() returns.
   DriverArgs args_;
+  /// Set by run_driver on rank 0: the store it hosts.
   std::unique_ptr<StoreServer> server_;
+  /// Set by run_driver: what store() returns.
   std::unique_ptr<StoreClient> store_;
 };
 

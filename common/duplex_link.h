@@ -62,6 +62,8 @@ class TcpComm;
 /// Who sends the queued bytes (see above).
 enum class DuplexMode { one_thread, sender_thread };
 
+/// Sends to one peer while receiving from another (see the top of this file); made by
+/// run_duplex, which flushes it when the body returns.
 class DuplexLink {
  public:
   struct Sender;  // the queue shared with the sender thread (sender_thread mode)

@@ -15,14 +15,15 @@
 
 namespace course {
 
+/// Who this rank is and where rank 0 is: what read_dist_env() returns.
 struct DistEnv {
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;
-  int local_world_size = 1;
-  std::string master_addr;
-  int master_port = 0;
-  std::string source;  ///< "env", "slurm" or "openmpi": where rank and size came from
+  int rank = 0;              ///< The global rank, 0 to world_size - 1.
+  int world_size = 1;        ///< The number of ranks in the job.
+  int local_rank = 0;        ///< The rank on this node (picks the GPU).
+  int local_world_size = 1;  ///< The number of ranks on this node.
+  std::string master_addr;   ///< Where rank 0 hosts the store.
+  int master_port = 0;       ///< The store's port on master_addr.
+  std::string source;        ///< "env", "slurm" or "openmpi": where rank and size came from
 };
 
 /// True when this process was started as one rank (RANK, SLURM_PROCID or

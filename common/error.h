@@ -23,6 +23,7 @@ std::string who();
 /// Base of every error the course throws. what() is prefixed with who().
 class Error : public std::runtime_error {
  public:
+  /// `message` says what failed and what to do next; what() puts who() in front.
   explicit Error(const std::string& message);
   /// The message without the who() prefix.
   const std::string& detail() const { return detail_; }
@@ -34,30 +35,35 @@ class Error : public std::runtime_error {
 /// Bad configuration: a missing environment variable, a bad flag, inconsistent sizes.
 class ConfigError : public Error {
  public:
+  /// Takes the message, as Error does.
   using Error::Error;
 };
 
 /// A system call or library call failed (socket, file, Gloo, NCCL, CUDA).
 class SystemError : public Error {
  public:
+  /// Takes the message, as Error does.
   using Error::Error;
 };
 
 /// The network failed: a peer is unreachable, or the connection broke.
 class NetworkError : public Error {
  public:
+  /// Takes the message, as Error does.
   using Error::Error;
 };
 
 /// The peer closed the connection (it exited or crashed).
 class PeerClosedError : public NetworkError {
  public:
+  /// Takes the message, as Error does.
   using NetworkError::NetworkError;
 };
 
 /// A blocking operation did not complete within its timeout.
 class TimeoutError : public NetworkError {
  public:
+  /// Takes the message, as Error does.
   using NetworkError::NetworkError;
 };
 
@@ -65,6 +71,7 @@ class TimeoutError : public NetworkError {
 /// of another size or tag than the receiver expects.
 class ProtocolError : public Error {
  public:
+  /// Takes the message, as Error does.
   using Error::Error;
 };
 
@@ -72,8 +79,11 @@ class ProtocolError : public Error {
 /// root ("lessons/02_point_to_point/point_to_point.cpp"), line() is the stub's line.
 class NotImplementedError : public Error {
  public:
+  /// The stub at `file` (from the repository root) and `line`; COURSE_TODO() passes both.
   NotImplementedError(std::string file, int line);
+  /// The stub's file, from the repository root.
   const std::string& file() const { return file_; }
+  /// The stub's line in file().
   int line() const { return line_; }
   /// "lessons/02_point_to_point/point_to_point.cpp:42"
   std::string location() const { return file_ + ":" + std::to_string(line_); }

@@ -43,10 +43,11 @@ namespace course {
 
 /// The first error that made a gloo group unusable, shared by the group and its Works.
 struct GlooAbortState {
-  std::mutex mu;
+  std::mutex mu;       ///< guards reason
   std::string reason;  ///< empty while the group is usable
 };
 
+/// The gloo backend's point-to-point messages (see the top of this file).
 class GlooP2p {
  public:
   /// `timeout` bounds every Gloo wait; `abort` is the group's.
@@ -60,8 +61,10 @@ class GlooP2p {
 
   /// REQUIRES: 0 <= tag < 2^24 (the tag shares the payload slot with the count).
   WorkPtr isend(std::span<const float> data, int dst, int tag);
+  /// Receives the message rank `src` sent with `tag` into `data`. REQUIRES: as isend.
   WorkPtr irecv(std::span<float> data, int src, int tag);
 
+  /// The largest tag isend and irecv accept.
   static constexpr int kMaxTag = (1 << 24) - 1;
 
  private:

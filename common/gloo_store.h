@@ -21,15 +21,21 @@
 
 namespace course {
 
+/// Gloo's rendezvous store on top of the course's StoreClient, under a key prefix.
 class GlooStore : public gloo::rendezvous::Store {
  public:
   /// `timeout` bounds every get and wait (Gloo's own default would be 30 s).
   GlooStore(StoreClient& store, std::string prefix, Millis timeout)
       : store_(store), prefix_(std::move(prefix)), timeout_(timeout) {}
 
+  /// Sets prefix + key.
   void set(const std::string& key, const std::vector<char>& data) override;
+  /// Waits for prefix + key (up to the timeout) and returns its value.
   std::vector<char> get(const std::string& key) override;
+  /// Waits, up to the timeout given at construction, until every key exists.
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  /// Waits, up to `timeout`, until every key exists. Throws TimeoutError naming the first
+  /// missing one.
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
 

@@ -17,10 +17,11 @@
 
 namespace course {
 
+/// The hello frame that opens every connection.
 struct Hello {
-  std::string token;
-  int rank = -1;
-  std::string purpose;
+  std::string token;    ///< The dialer's job token; the listener refuses any other.
+  int rank = -1;        ///< The dialer's rank (-1: not a rank, e.g. a tool).
+  std::string purpose;  ///< What the connection is for: "store", "mesh", ...
 };
 
 /// The job token of this process (see above).

@@ -24,6 +24,7 @@
 
 namespace course {
 
+/// The contents of an IDX file: its dimensions and its bytes.
 struct IdxArray {
   std::vector<int64_t> dims;  ///< e.g. {60000, 28, 28}
   std::vector<uint8_t> data;  ///< prod(dims) bytes, row-major

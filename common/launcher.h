@@ -16,25 +16,28 @@
 
 namespace course {
 
+/// How launch() starts the ranks of this node.
 struct LaunchOptions {
-  int nproc_per_node = 1;
-  int nnodes = 1;
-  int node_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 0;    ///< 0: pick a free port (single node only)
-  std::string job_token;  ///< empty: random (single node) or derived (several nodes)
-  bool prefix_output = true;
-  int grace_ms = 2000;  ///< between SIGTERM and SIGKILL when stopping ranks
+  int nproc_per_node = 1;                 ///< ranks to start on this node
+  int nnodes = 1;                         ///< nodes in the job (one launcher each)
+  int node_rank = 0;                      ///< this node, 0 to nnodes - 1
+  std::string master_addr = "127.0.0.1";  ///< where rank 0 hosts the store
+  int master_port = 0;                    ///< 0: pick a free port (single node only)
+  std::string job_token;      ///< empty: random (single node) or derived (several nodes)
+  bool prefix_output = true;  ///< prefix each output line with "[rank r] "
+  int grace_ms = 2000;        ///< between SIGTERM and SIGKILL when stopping ranks
 };
 
+/// How one local rank ended.
 struct RankExit {
-  int rank = -1;
+  int rank = -1;                     ///< its global rank
   int exit_code = 0;                 ///< valid when signal == 0
   int signal = 0;                    ///< the signal that killed it, or 0
   bool stopped_by_launcher = false;  ///< killed because another rank failed first
   std::string last_verdict;          ///< the last output line of the form "lessonNN: ..." if any
 };
 
+/// What launch() returns: how every local rank ended.
 struct LaunchResult {
   std::vector<RankExit> ranks;  ///< indexed by local rank
   int first_failed = -1;        ///< global rank that failed first, or -1

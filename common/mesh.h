@@ -15,10 +15,11 @@
 
 namespace course {
 
+/// One connected socket per peer rank (see the top of this file).
 struct Mesh {
-  int rank = 0;
-  int world = 1;
-  std::vector<Socket> peers;
+  int rank = 0;               ///< This rank.
+  int world = 1;              ///< The number of ranks.
+  std::vector<Socket> peers;  ///< peers[j]: the connection to rank j; peers[rank] stays empty.
 
   /// The socket to `peer`. Throws ConfigError when peer is out of range or this rank.
   Socket& to(int peer) {

@@ -61,31 +61,48 @@ class Work {
 };
 using WorkPtr = std::shared_ptr<Work>;
 
+/// The interface every backend implements: torch.distributed's ProcessGroup on float
+/// buffers (the contract and the rules are at the top of this file).
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
+  /// This rank, 0 to size() - 1.
   virtual int rank() const = 0;
+  /// The number of ranks in the group.
   virtual int size() const = 0;
   /// "tcp", "gloo" or "nccl".
   virtual std::string backend() const = 0;
 
   // Point to point. A receive names its source and tag; the message must have exactly
   // data.size() elements (ProtocolError naming both sizes and both ranks otherwise).
+  /// Sends `data` to rank `dst`; returns when the buffer may be reused.
   virtual void send(std::span<const float> data, int dst, int tag = 0) = 0;
+  /// Receives into `data` the message that rank `src` sent with `tag`.
   virtual void recv(std::span<float> data, int src, int tag = 0) = 0;
+  /// send() in the background: `data` must stay untouched until the Work's wait() returns.
   virtual WorkPtr isend(std::span<const float> data, int dst, int tag = 0) = 0;
+  /// recv() in the background: read `data` only after the Work's wait() returns.
   virtual WorkPtr irecv(std::span<float> data, int src, int tag = 0) = 0;
 
   // Collectives (see the size table above).
+  /// Every rank ends with root's `data`.
   virtual void broadcast(std::span<float> data, int root) = 0;
+  /// Rank r gets slice r of root's `input` in `output`.
   virtual void scatter(std::span<const float> input, std::span<float> output, int root) = 0;
+  /// Root gets every rank's `input`, rank r's in slice r of `output`.
   virtual void gather(std::span<const float> input, std::span<float> output, int root) = 0;
+  /// Returns once every rank of the group has called it.
   virtual void barrier() = 0;
+  /// Root's `data` becomes the reduction of every rank's `data`; other ranks' is unspecified.
   virtual void reduce(std::span<float> data, ReduceOp op, int root) = 0;
+  /// Every rank's `data` becomes the reduction of every rank's `data`.
   virtual void all_reduce(std::span<float> data, ReduceOp op) = 0;
+  /// Every rank gets every rank's `input`, rank r's in slice r of `output`.
   virtual void all_gather(std::span<const float> input, std::span<float> output) = 0;
+  /// Rank r gets, in `output`, slice r of the reduction of every rank's `input`.
   virtual void reduce_scatter(std::span<const float> input, std::span<float> output,
                               ReduceOp op) = 0;
+  /// Slice j of rank r's `input` becomes slice r of rank j's `output`.
   virtual void all_to_all(std::span<const float> input, std::span<float> output) = 0;
 
   /// all_reduce in the background (DDP launches one per gradient bucket while backward

@@ -29,6 +29,7 @@
 
 namespace course {
 
+/// What make_process_group needs besides the backend name (see the top of this file).
 struct GroupRecipe {
   /// Keys the rendezvous in the store: two groups alive at once need two names.
   std::string name = "pg";
@@ -36,6 +37,7 @@ struct GroupRecipe {
   std::string host = "127.0.0.1";
   /// The job token (handshake.h); the tcp mesh refuses connections without it.
   std::string token;
+  /// Bounds the rendezvous and every operation of the group.
   Millis timeout = default_timeout();
   /// tcp only: builds the mesh (lesson 01's connect_full_mesh has this signature).
   std::function<Mesh(StoreClient& store, int rank, int world, const std::string& token,

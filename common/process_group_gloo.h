@@ -41,6 +41,7 @@
 
 namespace course {
 
+/// How a GlooProcessGroup connects and which all-reduce it runs.
 struct GlooOptions {
   /// The address this rank binds and advertises to the others ("127.0.0.1" on one
   /// machine; this host's name or IP across machines).
@@ -54,6 +55,7 @@ struct GlooOptions {
   std::string allreduce_algorithm = "ring";
 };
 
+/// The `gloo` backend: every ProcessGroup call on the real Gloo library (see above).
 class GlooProcessGroup : public ProcessGroup {
  public:
   /// Connects to every other rank through Gloo's TCP transport, rendezvousing through

@@ -46,22 +46,35 @@ namespace course {
 /// The algorithms the tcp backend runs, one entry per ProcessGroup call. Each receives
 /// the group's TcpComm and arguments already checked by the group (see above).
 struct TcpAlgorithms {
+  /// ProcessGroup::send (lesson 02).
   std::function<void(TcpComm&, std::span<const float> data, int dst, int tag)> send;
+  /// ProcessGroup::recv (lesson 02).
   std::function<void(TcpComm&, std::span<float> data, int src, int tag)> recv;
+  /// ProcessGroup::isend (lesson 02).
   std::function<WorkPtr(TcpComm&, std::span<const float> data, int dst, int tag)> isend;
+  /// ProcessGroup::irecv (lesson 02).
   std::function<WorkPtr(TcpComm&, std::span<float> data, int src, int tag)> irecv;
 
+  /// ProcessGroup::broadcast (lesson 03).
   std::function<void(TcpComm&, std::span<float> data, int root)> broadcast;
+  /// ProcessGroup::scatter (lesson 03).
   std::function<void(TcpComm&, std::span<const float> input, std::span<float> output, int root)>
       scatter;
+  /// ProcessGroup::gather (lesson 03).
   std::function<void(TcpComm&, std::span<const float> input, std::span<float> output, int root)>
       gather;
+  /// ProcessGroup::barrier (lesson 03).
   std::function<void(TcpComm&)> barrier;
+  /// ProcessGroup::reduce (lesson 04).
   std::function<void(TcpComm&, std::span<float> data, ReduceOp op, int root)> reduce;
+  /// ProcessGroup::all_reduce (lesson 04's naive one, lesson 05's ring).
   std::function<void(TcpComm&, std::span<float> data, ReduceOp op)> all_reduce;
+  /// ProcessGroup::all_gather (lesson 04).
   std::function<void(TcpComm&, std::span<const float> input, std::span<float> output)> all_gather;
+  /// ProcessGroup::reduce_scatter (lesson 04).
   std::function<void(TcpComm&, std::span<const float> input, std::span<float> output, ReduceOp op)>
       reduce_scatter;
+  /// ProcessGroup::all_to_all (lesson 04).
   std::function<void(TcpComm&, std::span<const float> input, std::span<float> output)> all_to_all;
 
   /// Which algorithm fills each entry, for logs and benchmark tables:
@@ -69,6 +82,8 @@ struct TcpAlgorithms {
   std::map<std::string, std::string> names;
 };
 
+/// The `tcp` backend: the learner's algorithms (TcpAlgorithms) over a TcpComm, with the
+/// order, checks and failure policy described above.
 class TcpProcessGroup final : public ProcessGroup {
  public:
   /// `mesh` from lesson 01's connect_full_mesh; `timeout` bounds every socket call.
@@ -101,6 +116,7 @@ class TcpProcessGroup final : public ProcessGroup {
 
   /// The comm underneath (its timeout, its abort state) and the installed algorithms.
   TcpComm& comm() { return comm_; }
+  /// The installed algorithms (names says which fills each entry).
   const TcpAlgorithms& algorithms() const { return algorithms_; }
 
  private:

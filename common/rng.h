@@ -20,8 +20,11 @@
 
 namespace course {
 
+/// A PCG32 generator (see the top of this file): the same seed and stream give the
+/// same numbers on every machine.
 class Rng {
  public:
+  /// `seed` picks the starting point; `stream` picks one of 2^63 independent sequences.
   explicit Rng(uint64_t seed, uint64_t stream = 0) : inc_((stream << 1u) | 1u) {
     next_u32();
     state_ += seed;
@@ -37,6 +40,7 @@ class Rng {
     return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
   }
 
+  /// 64 uniformly distributed bits (two next_u32(), high word first).
   uint64_t next_u64() {
     const uint64_t hi = next_u32();
     return (hi << 32) | next_u32();

@@ -36,12 +36,14 @@ namespace course {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+/// What load_safetensors returns: the named tensors and the metadata.
 struct SafetensorsFile {
   NamedTensors tensors;                         ///< in the file's order, on the CPU
   std::map<std::string, std::string> metadata;  ///< the "__metadata__" entry
 
   /// The tensor called `name`. Throws ConfigError listing what the file holds.
   const Tensor& at(const std::string& name) const;
+  /// True when the file holds a tensor called `name`.
   bool contains(const std::string& name) const;
 };
 

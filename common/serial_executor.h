@@ -40,8 +40,10 @@
 
 namespace course {
 
+/// Runs operations one at a time, in the order they were given (see the invariants above).
 class SerialExecutor {
  public:
+  /// Called with an operation's error; returns the error to report (see invariant 3).
   using ErrorHook = std::function<std::exception_ptr(std::exception_ptr error)>;
 
   /// `name` appears in errors ("send to rank 1"); `on_error` see invariant 3.
@@ -64,6 +66,7 @@ class SerialExecutor {
   /// True when no operation is queued or running. Never blocks.
   bool idle();
 
+  /// The name given at construction.
   const std::string& name() const { return name_; }
 
  private:

@@ -480,6 +480,7 @@ Socket Listener::accept(Millis timeout) {
     if (fd >= 0) return Socket(fd, format_address(addr));
     if (errno == EINTR || errno == ECONNABORTED) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      ActivityScope activity("accept on port " + std::to_string(port_));
       if (wait_ready(fd_, POLLIN, deadline)) continue;
       throw TimeoutError("no connection arrived on port " + std::to_string(port_) + " within " +
                          deadline.describe() + ": did every rank start?");

@@ -33,7 +33,9 @@ class Socket {
   /// Takes ownership of a connected fd; sets TCP_NODELAY.
   explicit Socket(int fd, std::string peer_name = "");
   ~Socket();
+  /// Takes other's connection; other is left invalid.
   Socket(Socket&& other) noexcept;
+  /// Closes this connection, then takes other's; other is left invalid.
   Socket& operator=(Socket&& other) noexcept;
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
@@ -42,10 +44,13 @@ class Socket {
   /// (the listener may not be up yet). Throws TimeoutError naming host:port.
   static Socket connect(const std::string& host, int port, Millis timeout = default_timeout());
 
+  /// True while it owns a connection (not default-constructed, moved from or closed).
   bool valid() const { return fd_ >= 0; }
+  /// The file descriptor, or -1.
   int fd() const { return fd_; }
   /// "127.0.0.1:51234", or the name given at construction (e.g. "rank 2").
   const std::string& peer_name() const { return peer_name_; }
+  /// Renames the peer in error messages ("rank 2").
   void set_peer_name(std::string name) { peer_name_ = std::move(name); }
 
   /// Sends exactly n bytes. Throws PeerClosedError, TimeoutError or NetworkError.
@@ -55,6 +60,7 @@ class Socket {
 
   /// Sends one frame: an 8-byte length, then the bytes.
   void send_frame(const void* data, size_t n, Millis timeout = default_timeout());
+  /// Sends `bytes` as one frame.
   void send_frame(const std::string& bytes, Millis timeout = default_timeout()) {
     send_frame(bytes.data(), bytes.size(), timeout);
   }
@@ -68,6 +74,7 @@ class Socket {
 
   /// Shuts down both directions (wakes a thread blocked in recv on this socket).
   void shutdown();
+  /// Closes the connection now; the socket becomes invalid. The destructor does the same.
   void close();
 
  private:
@@ -83,15 +90,20 @@ class Listener {
   /// throws ConfigError naming the port and saying to pick another (or unset MASTER_PORT).
   Listener(const std::string& host, int port, int backlog = 128);
   ~Listener();
+  /// Takes other's listening socket; other is left invalid.
   Listener(Listener&& other) noexcept;
+  /// Closes this socket, then takes other's; other is left invalid.
   Listener& operator=(Listener&& other) noexcept;
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
+  /// The port it listens on (the kernel's pick when constructed with port 0).
   int port() const { return port_; }
+  /// The file descriptor, or -1.
   int fd() const { return fd_; }
   /// Waits up to `timeout` for one connection. Throws TimeoutError.
   Socket accept(Millis timeout = default_timeout());
+  /// Stops listening; later connection attempts are refused.
   void close();
 
  private:

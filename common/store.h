@@ -36,6 +36,7 @@ class StoreServer {
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
+  /// The port it listens on (the kernel's pick when constructed with port 0).
   int port() const;
 
  private:
@@ -50,6 +51,7 @@ class StoreClient {
   StoreClient(const std::string& host, int port, int rank, const std::string& token,
               Millis timeout = default_timeout());
 
+  /// Sets `key` to `value`, replacing any earlier value, and wakes every get() waiting for it.
   void set(const std::string& key, const std::string& value);
   /// Waits until `key` exists, then returns its value. Throws TimeoutError naming the key.
   std::string get(const std::string& key, Millis timeout = default_timeout());

@@ -42,6 +42,8 @@
 
 namespace course {
 
+/// The mesh, per-peer ordered channels and the abort-on-first-error policy the tcp
+/// backend's algorithms run on (see the top of this file).
 class TcpComm {
  public:
   /// Takes the mesh of lesson 01 (connect_full_mesh). `timeout` bounds every socket call.
@@ -52,9 +54,13 @@ class TcpComm {
   TcpComm(const TcpComm&) = delete;
   TcpComm& operator=(const TcpComm&) = delete;
 
+  /// This rank.
   int rank() const { return mesh_.rank; }
+  /// The number of ranks.
   int size() const { return mesh_.world; }
+  /// The bound on every socket call.
   Millis timeout() const { return timeout_; }
+  /// Changes the bound on later socket calls.
   void set_timeout(Millis timeout) { timeout_ = timeout; }
 
   /// The connection to `peer`. Throws ConfigError when peer is out of range or this rank,
@@ -62,11 +68,13 @@ class TcpComm {
   Socket& socket(int peer);
   /// The ordered channels of `peer`'s socket (see above). Throw as socket() does.
   SerialExecutor& send_channel(int peer);
+  /// The channel that orders receives from `peer`. Throws as socket() does.
   SerialExecutor& recv_channel(int peer);
 
   /// Shuts down every connection and records `reason` (only the first reason is kept).
   /// Idempotent; never blocks; safe from any thread, including a channel's worker.
   void abort(const std::string& reason);
+  /// True once abort() has been called. Never blocks.
   bool aborted() const { return aborted_.load(); }
   /// Throws NetworkError "this tcp comm was aborted after an earlier error: <reason>".
   void check_not_aborted() const;

@@ -45,13 +45,17 @@ int64_t shape_numel(const Shape& shape);
 /// A block of device memory; frees itself through its device's kernels.
 class Storage {
  public:
+  /// Allocates `count` floats on `device` (uninitialised).
   Storage(Device device, int64_t count);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
+  /// The first float (may be nullptr when count is 0).
   float* ptr() const { return ptr_; }
+  /// The number of floats.
   int64_t count() const { return count_; }
+  /// Where the floats live.
   Device device() const { return device_; }
 
  private:
@@ -60,6 +64,7 @@ class Storage {
   float* ptr_;
 };
 
+/// A dense float32 array on the CPU or a GPU (see the top of this file).
 class Tensor {
  public:
   /// An undefined tensor.
@@ -67,22 +72,30 @@ class Tensor {
 
   /// Uninitialised numbers.
   static Tensor empty(const Shape& shape, Device device = Device::cpu);
+  /// All zeros.
   static Tensor zeros(const Shape& shape, Device device = Device::cpu);
+  /// Every element `value`.
   static Tensor full(const Shape& shape, float value, Device device = Device::cpu);
   /// REQUIRES: values.size() == shape_numel(shape) (ConfigError otherwise).
   static Tensor from_vector(const Shape& shape, std::span<const float> values,
                             Device device = Device::cpu);
+  /// As above, from a brace list: from_vector({2}, {1.0f, 2.0f}).
   static Tensor from_vector(const Shape& shape, std::initializer_list<float> values,
                             Device device = Device::cpu);
   /// A scalar (shape {}).
   static Tensor scalar(float value, Device device = Device::cpu);
 
+  /// False for a default-constructed (undefined) tensor.
   bool defined() const { return storage_ != nullptr; }
+  /// The dimensions, outermost first.
   const Shape& shape() const { return shape_; }
+  /// The number of dimensions (0 for a scalar).
   int64_t dim() const { return static_cast<int64_t>(shape_.size()); }
   /// The size of dimension d; negative d counts from the end (-1 is the last).
   int64_t size(int64_t d) const;
+  /// The number of elements (1 for a scalar).
   int64_t numel() const { return numel_; }
+  /// Where the elements live.
   Device device() const;
 
   /// The first element, for CPU tensors. Throws ConfigError for a CUDA tensor (use

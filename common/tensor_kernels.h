@@ -40,18 +40,26 @@ enum class BinaryOp { add, sub, mul, div };
 ///   add_scalar: x + s
 enum class UnaryOp { neg, exp, log, relu, scale, sqrt, add_scalar };
 
+/// The numeric kernels of one device: tensors call them on raw float pointers of that
+/// device. The CPU's and CUDA's implementations are tensor_kernels_cpu.cpp and _cuda.cu.
 class Kernels {
  public:
   virtual ~Kernels() = default;
+  /// The device whose memory these kernels take.
   virtual Device device() const = 0;
 
   // Memory. allocate(0) may return nullptr; deallocate(nullptr) is a no-op.
+  /// `count` floats of this device's memory, uninitialised.
   virtual float* allocate(int64_t count) const = 0;
+  /// Frees what allocate() returned.
   virtual void deallocate(float* ptr) const = 0;
+  /// Copies `count` floats from host memory to this device.
   virtual void copy_from_host(float* dst, const float* host_src, int64_t count) const = 0;
+  /// Copies `count` floats from this device to host memory.
   virtual void copy_to_host(float* host_dst, const float* src, int64_t count) const = 0;
   /// dst and src on this device; they must not overlap.
   virtual void copy(float* dst, const float* src, int64_t count) const = 0;
+  /// x[i] = value.
   virtual void fill(float* x, float value, int64_t count) const = 0;
 
   /// c[m,n] = alpha * op(a) op(b) + beta * c, op(x) = x or x transposed.
@@ -69,6 +77,7 @@ class Kernels {
   /// alias a or b.
   virtual void addcmul(float value, const float* a, const float* b, float* y,
                        int64_t count) const = 0;
+  /// y[i] += value * a[i] / b[i] (see addcmul).
   virtual void addcdiv(float value, const float* a, const float* b, float* y,
                        int64_t count) const = 0;
   /// `scalar` is s for UnaryOp::scale and add_scalar, ignored otherwise. out may alias x.
@@ -95,7 +104,9 @@ class Kernels {
   // The softmax family, row by row over [rows, cols] (cols >= 1), numerically stable:
   //   softmax(x)_j     = exp(x_j - max) / sum_k exp(x_k - max)
   //   log_softmax(x)_j = x_j - max - log(sum_k exp(x_k - max))
+  /// out = softmax(x), row by row.
   virtual void softmax_forward(const float* x, float* out, int64_t rows, int64_t cols) const = 0;
+  /// out = log_softmax(x), row by row.
   virtual void log_softmax_forward(const float* x, float* out, int64_t rows,
                                    int64_t cols) const = 0;
   /// grad_in[i,j] = grad_out[i,j] - exp(out[i,j]) * sum_k grad_out[i,k], where out is the

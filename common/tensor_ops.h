@@ -115,8 +115,8 @@ float max_abs_diff(const Tensor& a, const Tensor& b);
 /// running in threads (lesson 08) do not mix their counts.
 struct MatmulStats {
   double seconds = 0;  ///< wall time inside the gemm kernels
-  int64_t calls = 0;
-  double flops = 0;  ///< 2*m*n*k per product
+  int64_t calls = 0;   ///< products counted
+  double flops = 0;    ///< 2*m*n*k per product
 };
 /// This thread's totals; reset by assigning {}.
 MatmulStats& thread_matmul_stats();

@@ -22,6 +22,7 @@
 
 namespace course {
 
+/// A Work finished by whoever holds the matching promise (see the top of this file).
 class FutureWork final : public Work {
  public:
   /// `what` names the operation in a TimeoutError: "isend to rank 1 (tag 0, 4 elements)".

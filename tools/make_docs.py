@@ -29,7 +29,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 STAGE = ROOT / "build" / "docs" / "pages"
 WARNINGS = ROOT / "build" / "docs" / "warnings.log"
 DOC_ORDER = ["learners", "instructors", "architecture"]  # other docs/*.md follow, by name
-LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
+LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")  # a link, or an image with "!"
 HEADING = re.compile(r"^#\s+(.*?)\s*$", re.M)
 
 
@@ -54,17 +54,17 @@ def pages():
 
 
 def rewrite_links(text: str, source: pathlib.Path, labels: dict) -> str:
-    """Markdown links to staged pages become @ref; links to other repo files point there."""
+    """Links to staged pages become @ref; links and images of other repo files point there."""
     def fix(m):
-        words, target = m.group(1), m.group(2)
+        bang, words, target = m.group(1), m.group(2), m.group(3)
         if re.match(r"^[a-z]+:", target) or target.startswith("#") or target.startswith("@"):
             return m.group(0)
         path, _, anchor = target.partition("#")
         rel = posixpath.normpath(posixpath.join(source.parent.relative_to(ROOT).as_posix(), path))
-        if rel in labels:
+        if rel in labels and not bang:
             return f"[{words}](@ref {labels[rel]})"
-        if (ROOT / rel).exists():
-            return f"[{words}](../../{rel}{'#' + anchor if anchor else ''})"
+        if (ROOT / rel).exists():  # docs/html/../../ is the repository root
+            return f"{bang}[{words}](../../{rel}{'#' + anchor if anchor else ''})"
         return m.group(0)
     return LINK.sub(fix, text)
 

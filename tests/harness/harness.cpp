@@ -296,9 +296,11 @@ void run_ranks(int world, const std::function<void(RankContext&)>& body,
     const Rank& rank = result.ranks[r];
     const RankOutcome& o = rank.outcome;
     // A rank stopped after another failed is a consequence, not a cause, unless it hit a
-    // stub: rank 0's TODO closes the store, and rank 4's broken connection may be seen first.
+    // stub, crashed or exited on its own: when rank 0 does, the store closes, and rank 4's
+    // broken connection may be seen first. (SIGKILL is the harness stopping it.)
     const bool todo = o.exit_code == 2 && o.message.find("not implemented: ") != std::string::npos;
-    if (rank.stopped && !o.timed_out && !todo) continue;
+    const bool own_end = (o.signal != 0 && o.signal != SIGKILL) || o.exit_code == 3;
+    if (rank.stopped && !o.timed_out && !todo && !own_end) continue;
     const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(world);
     if (o.timed_out) {
       ADD_FAILURE() << who << ": " << o.message

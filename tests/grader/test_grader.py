@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""test_grader.py: tests of the autograder (tools/grade.py) itself. `make test-grader`.
+
+  units      points scaling, the gtest listing parser, verdicts from canned outputs
+  reference  solutions/ graded as a learner's code, in build/solutions (what `make test`
+             has built by then): full points. Lesson 01 only: ctest has already run every
+             case of every lesson alone, as the grader does; GRADER_TEST_ALL=1 grades all
+  stubs      a learner's copy (tools/export_learner.sh) in build/grader-selftest/export,
+             untouched: 0 points in bounded time, every test worth points fails at a
+             TODO of its own lesson, grade.json is well formed; this also shows that the
+             copy builds and grades without solutions/
+  sabotage   the same copy with lesson 01 replaced by sabotage/01_ranks (COURSE_SABOTAGE=
+             deadlock, loop, segfault, exit): lesson 01 scores 0 with the right reason
+             and nothing is left running, while lesson 02, given its reference code,
+             scores full points; the segfault run also grades hidden/01_ranks
+
+The copy is built without CUDA (the grader's behaviour does not depend on it) and kept
+between runs, so a second `make test` rebuilds only what changed.
+GRADER_TEST_BUILD_DIR=DIR takes the reference from DIR/solutions instead of build/.
+GRADER_TEST_ONLY=units,stubs,reference,sabotage runs a subset.
+
+What this is not: a test of the lessons. A lesson's own tests say whether it works.
+"""
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.dont_write_bytecode = True  # no __pycache__ in the course tree
+sys.path.insert(0, str(ROOT / "tools"))
+
+from grading import lessons as lessonlib  # noqa: E402
+from grading import points as pointslib  # noqa: E402
+from grading.contain import Contained, run_contained  # noqa: E402
+from grading.verdict import judge  # noqa: E402
+
+WORK = ROOT / "build" / "grader-selftest"
+BUILDS = pathlib.Path(os.environ.get("GRADER_TEST_BUILD_DIR", ROOT / "build"))
+EXPORT = WORK / "export"
+ONLY = set(filter(None, os.environ.get("GRADER_TEST_ONLY", "").split(",")))
+FAST = ["--grace", "3", "-j", "2", "--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF"]
+VIS = {"visible", "hidden", "after_due_date", "after_published"}
+
+
+def wanted(case):
+    return unittest.skipIf(ONLY and case not in ONLY, f"GRADER_TEST_ONLY={','.join(ONLY)}")
+
+
+def grade(*args, env=None, timeout=1500):
+    """Runs tools/grade.py; returns (exit code, grade.json as a dict, seconds, output)."""
+    out = pathlib.Path(args[args.index("--json") + 1])
+    if out.exists():
+        out.unlink()
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), *args], cwd=ROOT,
+                       env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout)
+    text = p.stdout.decode(errors="replace")
+    print(text[-1500:], flush=True)
+    return p.returncode, json.loads(out.read_text()), time.monotonic() - start, text
+
+
+def lessons_with_tests(root):
+    return [l for l in lessonlib.find_lessons(root)
+            if lessonlib.test_sources(root / "tests" / l.topic)]
+
+
+def reason(test):
+    return test["output"].splitlines()[0] if test["output"] else ""
+
+
+class Units(unittest.TestCase):
+    @wanted("units")
+    def test_points_scale_to_the_total(self):
+        pf = pointslib.PointsFile(total=10, points={"A.x": 3, "B.*": 0})
+        m = pf.max_scores(["A.x", "A.y", "B.z"])
+        self.assertAlmostEqual(m["A.x"], 7.5)
+        self.assertAlmostEqual(m["A.y"], 2.5)
+        self.assertEqual(m["B.z"], 0)
+
+    @wanted("units")
+    def test_every_points_file_loads(self):
+        for path in ROOT.glob("tests/[0-9][0-9]_*/points.json"):
+            with self.subTest(path=str(path)):
+                self.assertIsNotNone(pointslib.load(path).total, "give the lesson a total")
+
+    @wanted("units")
+    def test_gtest_listing(self):
+        text = ("Running main() from gtest_main.cc\nRanks.\n  TwoNodes\n  DISABLED_Slow\n"
+                "WorldSizes/FullMesh.\n  Every/0  # GetParam() = 1\n")
+        self.assertEqual(lessonlib.parse_gtest_list(text), ["Ranks.TwoNodes", "WorldSizes/FullMesh.Every/0"])
+
+    @wanted("units")
+    def test_verdicts(self):
+        def run(out, rc=1, timed_out=False):
+            return judge("S.t", Contained(rc, timed_out, out, 0.1, 0), 30)
+        todo = "[ RUN      ] S.t\nx: Failure\nrank 1 threw: not implemented: lessons/01_ranks/a.cpp:7 (write)\n[  FAILED  ] S.t"
+        self.assertEqual(run(todo).reason, "TODO lessons/01_ranks/a.cpp:7 is not written yet")
+        hang = "[ RUN      ] S.t\nh.cpp:1: Failure\nrank 2 of 4: timed out after 30 s; rank 2 was still in recv from rank 1\n"
+        self.assertIn("rank 2 was still in recv from rank 1", run(hang, timed_out=True).reason)
+        self.assertIn("stopped by the grader", run("[ RUN      ] S.t\n", timed_out=True).reason)
+        self.assertIn("SIGSEGV", run("[ RUN      ] S.t\n", rc=-11).reason)
+        self.assertIn("exit()", run("[ RUN      ] S.t\n", rc=0).reason)
+        self.assertEqual(run("[ RUN      ] S.t\n[       OK ] S.t (0 ms)\n", rc=0).status, "passed")
+        skip = run("[ RUN      ] S.t\nt.cpp:3: Skipped\nneeds two ranks\n[  SKIPPED ] S.t (0 ms)\n", rc=0)
+        self.assertEqual((skip.status, skip.detail), ("skipped", "skipped here: needs two ranks"))
+        failed = "[ RUN      ] S.t\nt.cpp:9: Failure\nExpected equality\n  a\n    Which is: 3\n[  FAILED  ] S.t (0 ms)\n"
+        self.assertTrue(run(failed).reason.startswith("t.cpp:9: Expected equality"))
+
+    @wanted("units")
+    def test_containment_kills_what_the_command_leaves(self):
+        t0 = time.monotonic()
+        r = run_contained(["sh", "-c", "sleep 300 & sleep 300 & echo started"], timeout_s=10)
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.leftovers, 2)
+        self.assertIn("started", r.output)
+        r = run_contained(["sh", "-c", "sleep 300"], timeout_s=1)
+        self.assertTrue(r.timed_out)
+        self.assertLess(time.monotonic() - t0, 10)
+
+
+class Checks:
+    """What every grade.json must satisfy (a mixin for the cases below)."""
+
+    def check_grade_json(self, data):
+        for key in ("score", "execution_time", "output", "tests"):
+            self.assertIn(key, data)
+        self.assertIsInstance(data["execution_time"], int)
+        self.assertTrue(data["tests"], "no tests graded")
+        for t in data["tests"]:
+            for key in ("name", "score", "max_score", "output", "visibility"):
+                self.assertIn(key, t)
+            self.assertIn(t["visibility"], VIS)
+            self.assertLessEqual(t["score"], t["max_score"] + 1e-9)
+        self.assertAlmostEqual(data["score"], sum(t["score"] for t in data["tests"]), places=1)
+
+
+class Reference(Checks, unittest.TestCase):
+    """solutions/ graded as if it were a learner's code, in build/solutions."""
+
+    @wanted("reference")
+    def test_reference_scores_full_points(self):
+        lessons = [l.nn for l in lessons_with_tests(ROOT)]
+        if not os.environ.get("GRADER_TEST_ALL"):
+            lessons = lessons[:1]
+        picked = [arg for nn in lessons for arg in ("--lesson", nn)]
+        rc, data, secs, _ = grade("--impl", "solutions", "--build", str(BUILDS / "solutions"),
+                                  "--json", str(WORK / "reference.json"), *picked)
+        self.check_grade_json(data)
+        failed = [f"{t['name']}: {reason(t)[:200]}" for t in data["tests"] if t["status"] != "passed"]
+        self.assertFalse(failed, "\n".join(failed))
+        self.assertAlmostEqual(data["score"], sum(t["max_score"] for t in data["tests"]), places=2)
+        self.assertEqual(rc, 0)
+        print(f"reference: {data['score']} points, {secs:.0f} s")
+
+
+def copy_if_changed(src, dst):
+    if not dst.exists() or dst.read_bytes() != src.read_bytes():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+
+
+class LearnerCopy(Checks, unittest.TestCase):
+    """A learner's copy (tools/export_learner.sh): first untouched, then sabotaged.
+
+    The cases run in the order of their names: the stubs first, on a fresh export; then
+    lesson 01 is replaced by sabotage/01_ranks and lesson 02 by its reference code.
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        cls.other = next((l for l in lessons_with_tests(ROOT) if l.nn != "01"), None)
+        if ONLY and not ONLY & {"stubs", "sabotage"}:
+            return
+        WORK.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["bash", str(ROOT / "tools" / "export_learner.sh"), str(EXPORT)], cwd=ROOT,
+                       check=True)
+        assert not (EXPORT / "solutions").exists()
+
+    @staticmethod
+    def break_lesson01():
+        for f in (HERE / "sabotage" / "01_ranks").iterdir():
+            copy_if_changed(f, EXPORT / "lessons" / "01_ranks" / f.name)
+        # The instructor's knob: lesson 01's tests get 3 s each (hangs cost seconds here).
+        points = json.loads((ROOT / "tests" / "01_ranks" / "points.json").read_text())
+        points["timeout_s"] = 3
+        (EXPORT / "tests" / "01_ranks" / "points.json").write_text(json.dumps(points, indent=2))
+        if LearnerCopy.other:  # a finished lesson next to the broken one
+            for f in (ROOT / "solutions" / LearnerCopy.other.topic).iterdir():
+                copy_if_changed(f, EXPORT / "lessons" / LearnerCopy.other.topic / f.name)
+
+    @wanted("stubs")
+    def test_1_stubs_score_zero_with_a_todo_per_test(self):
+        rc, data, secs, _ = grade("--root", str(EXPORT), "--json", str(WORK / "stubs.json"),
+                                  "--timeout", "20", "-j", "8", "--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF")
+        self.check_grade_json(data)
+        lessons = lessons_with_tests(EXPORT)
+        self.assertEqual({t["tags"][0] for t in data["tests"]}, {l.name for l in lessons})
+        bad = []
+        for t in data["tests"]:
+            lesson = next(l for l in lessons if l.name == t["tags"][0])
+            if t["max_score"] > 0 and (t["status"] == "passed" or not re.match(
+                    rf"TODO lessons/{lesson.topic}/\S+:\d+ ", reason(t))):
+                bad.append(f"{t['name']} ({t['status']}): {reason(t)[:200]}")
+        self.assertFalse(bad, "tests worth points that do not stop at a TODO of their lesson "
+                              "on the stubs (make them fail at a TODO, or give them 0 points "
+                              "in tests/NN_topic/points.json):\n" + "\n".join(bad))
+        self.assertEqual(data["score"], 0)
+        self.assertEqual(rc, 1)
+        print(f"stubs: {len(data['tests'])} tests, 0 points, {secs:.0f} s")
+
+    def sabotage(self, mode, *extra):
+        self.break_lesson01()
+        rc, data, secs, _ = grade("--root", str(EXPORT), "--json", str(WORK / f"sabotage-{mode}.json"),
+                                  "--lesson", "01", *FAST, *extra,
+                                  env={"COURSE_SABOTAGE": mode}, timeout=900)
+        self.check_grade_json(data)
+        self.assertEqual(rc, 1)
+        mine = [t for t in data["tests"] if t["tags"] == ["lesson01"]]
+        self.assertTrue(mine)
+        self.assertEqual(sum(t["score"] for t in mine), 0, f"lesson 01 should score 0 when it does {mode}")
+        leftovers = [p for p in pathlib.Path("/proc").glob("[0-9]*")
+                     if str(EXPORT) in (os.readlink(p / "exe") if os.access(p / "exe", os.R_OK) else "")]
+        self.assertFalse(leftovers, f"processes left running after grading {mode}")
+        print(f"sabotage {mode}: lesson 01 scores 0, {secs:.0f} s")
+        return data, mine
+
+    def assert_reasons(self, tests, pattern):
+        for t in tests:
+            if t["max_score"] > 0:
+                self.assertRegex(reason(t), pattern, t["name"])
+
+    @wanted("sabotage")
+    def test_2_deadlock(self):
+        extra = ["--lesson", self.other.nn] if self.other else []
+        data, mine = self.sabotage("deadlock", *extra)
+        self.assert_reasons(mine, r"timed out after 3 s")
+        if self.other:
+            theirs = [t for t in data["tests"] if t["tags"] == [self.other.name]]
+            self.assertTrue(theirs)
+            failed = [f"{t['name']}: {reason(t)}" for t in theirs if t["status"] == "failed"]
+            self.assertFalse(failed, f"{self.other.name} should be graded as usual")
+            self.assertAlmostEqual(sum(t["score"] for t in theirs), sum(t["max_score"] for t in theirs))
+
+    @wanted("sabotage")
+    def test_3_infinite_loop(self):
+        _, mine = self.sabotage("loop", "--budget", "10")
+        self.assert_reasons(mine, r"timed out after 3 s|time budget of 10 s")
+        self.assertTrue(any("budget" in reason(t) for t in mine), "the lesson budget stops the rest")
+
+    @wanted("sabotage")
+    def test_4_segfault_and_hidden_tests(self):
+        data, mine = self.sabotage("segfault", "--hidden", str(HERE / "hidden"))
+        self.assert_reasons(mine, r"SIGSEGV")
+        hidden = [t for t in data["tests"] if "hidden" in t["tags"]]
+        self.assertEqual([(t["score"], t["visibility"]) for t in hidden], [(2, "after_published")])
+
+    @wanted("sabotage")
+    def test_5_exit_early(self):
+        _, mine = self.sabotage("exit")
+        self.assert_reasons(mine, r"exit")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
