@@ -37,11 +37,12 @@ std::string short_size(size_t bytes) {
 }  // namespace
 
 std::vector<size_t> BenchSweep::sizes() const {
-  if (min_bytes == 0 || max_bytes < min_bytes || factor < 2 || iterations < 1 || warmup < 0) {
+  if (min_bytes == 0 || max_bytes < min_bytes || factor < 2 || iterations < 1 || warmup < 0 ||
+      rounds < 1) {
     throw ConfigError("benchmark sweep: need 0 < -b <= -e, -f >= 2, -n >= 1, -w >= 0 (got -b " +
                       std::to_string(min_bytes) + " -e " + std::to_string(max_bytes) + " -f " +
                       std::to_string(factor) + " -n " + std::to_string(iterations) + " -w " +
-                      std::to_string(warmup) + ")");
+                      std::to_string(warmup) + " --rounds " + std::to_string(rounds) + ")");
   }
   std::vector<size_t> out;
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
@@ -85,6 +86,8 @@ void add_sweep_flags(CLI::App& app, BenchSweep& sweep) {
   app.add_option("-n,--iters", sweep.iterations, "timed iterations per size")
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", sweep.warmup, "untimed iterations before them")
+      ->capture_default_str();
+  app.add_option("--rounds", sweep.rounds, "each row: the best of this many rounds")
       ->capture_default_str();
   app.add_option_function<std::string>(
          "-o,--op", [&sweep](const std::string& name) { sweep.op = parse_reduce_op(name); },
@@ -329,7 +332,7 @@ bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string
                                                         {"ring", "#0072b2"},
                                                         {"gloo", "#009e73"},
                                                         {"link", "#000000"},
-                                                        {"link-1way", "#999999"}};
+                                                        {"link-mem", "#888888"}};
     std::map<int, int> dash;
     for (const auto& [key, points] : series) dash.emplace(key.second, int(dash.size()) + 1);
     const auto style = [&](const std::pair<std::string, int>& key) {

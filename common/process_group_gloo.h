@@ -83,8 +83,7 @@ class GlooProcessGroup : public ProcessGroup {
   void reduce(std::span<float> data, ReduceOp op, int root) override;
   void all_reduce(std::span<float> data, ReduceOp op) override;
   void all_gather(std::span<const float> input, std::span<float> output) override;
-  void reduce_scatter(std::span<const float> input, std::span<float> output,
-                      ReduceOp op) override;
+  void reduce_scatter(std::span<const float> input, std::span<float> output, ReduceOp op) override;
   void all_to_all(std::span<const float> input, std::span<float> output) override;
   WorkPtr all_reduce_async(std::span<float> data, ReduceOp op) override;
 

@@ -1,0 +1,232 @@
+// allreduce_bench.cpp: lesson 05's benchmark (see allreduce_bench.h).
+#include "allreduce_bench.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "allreduce_ring.h"
+#include "error.h"
+#include "full_mesh.h"
+#include "handshake.h"
+#include "process_group_factory.h"
+#include "process_group_tcp.h"
+#include "reductions.h"
+
+namespace course {
+
+namespace {
+
+struct Contender {
+  std::string name;   // the algorithm column
+  std::string title;  // the block's heading
+  std::unique_ptr<ProcessGroup> group;
+};
+
+GroupRecipe recipe_for(DriverContext& ctx, const std::string& name,
+                       void (*install)(TcpAlgorithms&)) {
+  GroupRecipe recipe;
+  recipe.name = "bench/" + name;
+  recipe.host = ctx.advertise_host();
+  recipe.token = job_token();
+  recipe.connect_mesh = connect_full_mesh;
+  recipe.install = install;
+  return recipe;
+}
+
+// The timing of `name` at the size nearest `bytes`, or nullptr.
+const CollectiveTiming* row_at(const AllreduceBenchResult& result, const std::string& name,
+                               size_t bytes) {
+  const auto it = result.rows.find(name);
+  if (it == result.rows.end()) return nullptr;
+  for (const CollectiveTiming& t : it->second) {
+    if (t.bytes == bytes) return &t;
+  }
+  return nullptr;
+}
+
+std::string ratio_note(const AllreduceBenchResult& result, const std::string& a,
+                       const std::string& b, size_t bytes) {
+  const CollectiveTiming* x = row_at(result, a, bytes);
+  const CollectiveTiming* y = row_at(result, b, bytes);
+  if (!x || !y || y->busbw <= 0) return "";
+  return a + " / " + b + " busbw at " + format_bytes(bytes) + ": " + format_fixed(x->busbw, 3) +
+         " / " + format_fixed(y->busbw, 3) + " = " + format_fixed(x->busbw / y->busbw, 2) + "x";
+}
+
+}  // namespace
+
+AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenchOptions& options,
+                                         std::ostream& out) {
+  const std::vector<size_t> sizes = options.sweep.sizes();
+  const int world = ctx.world();
+  const bool printer = ctx.rank() == 0;
+  std::ostream* os = printer ? &out : nullptr;
+
+  std::vector<Contender> contenders;
+  contenders.push_back({"naive",
+                        "naive: lesson 04's all_reduce_naive (reduce to rank 0, then "
+                        "broadcast), tcp backend",
+                        make_process_group("tcp", ctx.store(), ctx.rank(), world,
+                                           recipe_for(ctx, "naive", install_lesson04))});
+  contenders.push_back({"ring",
+                        "ring: this lesson's all_reduce_ring (chunked, pipelined), tcp "
+                        "backend",
+                        make_process_group("tcp", ctx.store(), ctx.rank(), world,
+                                           recipe_for(ctx, "ring", install_lesson05))});
+  const std::vector<std::string> backends = available_backends();
+  if (std::find(backends.begin(), backends.end(), "gloo") != backends.end()) {
+    contenders.push_back({"gloo", "gloo: gloo::allreduce (ring algorithm), gloo backend",
+                          make_process_group("gloo", ctx.store(), ctx.rank(), world,
+                                             recipe_for(ctx, "gloo", nullptr))});
+  } else if (printer) {
+    out << "# gloo: not in this build (install libgloo-dev and reconfigure)\n";
+  }
+
+  AllreduceBenchResult result;
+  const BenchSweep& sweep = options.sweep;
+  if (printer) {
+    out << "# lesson05 all_reduce benchmark: " << world << " ranks, float32, op "
+        << reduce_op_name(sweep.op) << ", sizes " << format_bytes(sizes.front()) << " .. "
+        << format_bytes(sizes.back()) << " (x" << sweep.factor << "), " << sweep.iterations
+        << " timed iterations after " << sweep.warmup << " warm-up, best of " << sweep.rounds
+        << " rounds\n"
+        << "# time = slowest rank's mean per call, best round; algbw = size / time; busbw = "
+        << "algbw * 2(N-1)/N = " << format_fixed(bus_factor(Collective::all_reduce, world), 3)
+        << " x algbw; GB/s = 1e9 "
+        << "B/s\n";
+  }
+
+  // The link, over the ring group's own sockets, at the largest size: both ways at once
+  // (the ceiling), both ways from and into main memory, one way. Best of the rounds.
+  auto& ring_group = static_cast<TcpProcessGroup&>(*contenders[1].group);
+  const auto faster = [](const CollectiveTiming& a, const CollectiveTiming& b) {
+    return a.time_us == 0 || (b.time_us > 0 && b.time_us < a.time_us) ? b : a;
+  };
+  if (world >= 2) {
+    TcpComm& comm = ring_group.comm();
+    const size_t bytes = sizes.back();
+    for (int round = 0; round < sweep.rounds; ++round) {
+      result.link = faster(result.link, measure_link(comm, bytes, sweep.iterations, sweep.warmup,
+                                                     LinkMode::full_duplex));
+      result.link_memory =
+          faster(result.link_memory, measure_link(comm, bytes, sweep.iterations, sweep.warmup,
+                                                  LinkMode::full_duplex_from_memory));
+      result.link_one_way =
+          faster(result.link_one_way,
+                 measure_link(comm, bytes, sweep.iterations, sweep.warmup, LinkMode::one_way));
+    }
+  }
+  ring_group.barrier();
+
+  // Interleaved sweep: at each size, every contender once per round; each row keeps its
+  // best round (and the most wrong elements any round saw).
+  for (size_t bytes : sizes) {
+    std::map<std::string, CollectiveTiming> best;
+    for (int round = 0; round < sweep.rounds; ++round) {
+      for (Contender& c : contenders) {
+        const CollectiveTiming t = time_all_reduce(*c.group, bytes, sweep);
+        const long wrong = std::max(best[c.name].wrong, t.wrong);
+        best[c.name] = faster(best[c.name], t);
+        best[c.name].wrong = wrong;
+      }
+    }
+    for (Contender& c : contenders) {
+      result.rows[c.name].push_back(best[c.name]);
+      result.wrong += best[c.name].wrong;
+    }
+    if (printer) out << "# measured " << format_bytes(bytes) << "\n" << std::flush;
+  }
+
+  // The blocks.
+  CollectiveBenchTable table;
+  if (world >= 2) {
+    table.begin_block(
+        "link: ranks 0 and 1 streaming to each other at once over one raw mesh socket (the "
+        "ceiling per direction): link from and into one 256 KiB buffer, like iperf; link-mem "
+        "from and into buffers of the largest size; link-1way one way only",
+        os);
+    table.add("link", world, result.link, "bytes", "none", os);
+    table.add("link-mem", world, result.link_memory, "bytes", "none", os);
+    table.add("link-1way", world, result.link_one_way, "bytes", "none", os);
+  }
+  for (const Contender& c : contenders) {
+    table.begin_block(c.title, os);
+    for (const CollectiveTiming& t : result.rows[c.name]) {
+      table.add(c.name, world, t, "float", reduce_op_name(sweep.op), os);
+    }
+  }
+
+  // The notes: efficiency and the lesson's target ratios.
+  std::vector<std::string> notes;
+  const size_t largest = sizes.back();
+  if (world >= 2 && result.link.busbw > 0) {
+    if (const CollectiveTiming* ring = row_at(result, "ring", largest)) {
+      notes.push_back("ring efficiency at " + format_bytes(largest) + ": busbw " +
+                      format_fixed(ring->busbw, 3) + " / link " +
+                      format_fixed(result.link.busbw, 3) + " = " +
+                      format_fixed(100.0 * ring->busbw / result.link.busbw, 1) + "%; / link-mem " +
+                      format_fixed(result.link_memory.busbw, 3) + " = " +
+                      format_fixed(100.0 * ring->busbw / result.link_memory.busbw, 1) + "%");
+    }
+  }
+  for (size_t bytes : {size_t{16} << 20, size_t{64} << 20}) {
+    const std::string note = ratio_note(result, "ring", "gloo", bytes);
+    if (!note.empty()) notes.push_back(note);
+  }
+  for (size_t bytes : sizes) {
+    if (bytes < (size_t{1} << 20)) continue;
+    const std::string note = ratio_note(result, "ring", "naive", bytes);
+    if (!note.empty()) notes.push_back(note);
+  }
+  if (world == 2 && result.link.busbw > 0 && result.link_one_way.busbw > 0) {
+    // Two ranks: the naive all-reduce sends the buffer one way, then back (two one-way
+    // transfers); the ring sends half of it each way at once, twice (one full-duplex
+    // transfer of the buffer). Even at the links' full speed, and reducing for free, the
+    // ring can be at most this much faster:
+    notes.push_back("two ranks: the links allow ring / naive <= 2 x link / link-1way = 2 x " +
+                    format_fixed(result.link.busbw, 3) + " / " +
+                    format_fixed(result.link_one_way.busbw, 3) + " = " +
+                    format_fixed(2 * result.link.busbw / result.link_one_way.busbw, 2) +
+                    "x (plus what the naive version spends reducing)");
+  }
+  if (printer) {
+    // Local to rank 0, so the others do not disturb it: they are waiting here.
+    notes.push_back("main memory on rank 0: memcpy of " + format_bytes(largest) + " at " +
+                    format_fixed(measure_memcpy(largest, 5), 2) +
+                    " GB/s; every byte of a buffer this large is read and written there as "
+                    "well as carried by the link");
+  }
+  notes.push_back("#wrong over every row: " + std::to_string(result.wrong));
+  if (printer) out << "#\n";
+  for (const std::string& note : notes) table.add_note(note, os);
+
+  if (printer && !options.csv_path.empty()) {
+    table.write_csv(options.csv_path);
+    out << "# wrote " << options.csv_path << "\n";
+    if (!options.svg_path.empty()) {
+      // Plot every lesson05_np*.csv beside this one: after --np 2 and --np 4, one picture.
+      std::vector<std::string> csvs;
+      const std::filesystem::path dir =
+          std::filesystem::path(options.csv_path).parent_path().empty()
+              ? std::filesystem::path(".")
+              : std::filesystem::path(options.csv_path).parent_path();
+      for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string file = entry.path().filename().string();
+        if (file.rfind("lesson05_np", 0) == 0 && entry.path().extension() == ".csv") {
+          csvs.push_back(entry.path().string());
+        }
+      }
+      std::sort(csvs.begin(), csvs.end());
+      if (plot_busbw_svg(csvs, options.svg_path,
+                         std::string("all_reduce bus bandwidth, float32 ") +
+                             reduce_op_name(sweep.op) + ", loopback TCP on one machine",
+                         {"link", "link-mem"})) {
+        out << "# wrote " << options.svg_path << " (" << csvs.size() << " CSV file(s))\n";
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace course

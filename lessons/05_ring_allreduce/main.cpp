@@ -1,0 +1,169 @@
+// main.cpp: ./lesson05, the ring all-reduce, and its benchmark.
+//
+//   make lesson05 && ./lesson05 --np 4            check your ring (any N from 1 to 64)
+//   ./lesson05 --np 4 --backend gloo              the same checks on the real Gloo
+//   ./lesson05 --bench --np 4 [-b 4K -e 64M -f 4 -n 20 -w 5 -o sum]
+//                                                 naive vs ring vs gloo, nccl-tests style
+//
+// The check: every rank all-reduces inputs that depend on rank and index
+// (collective_oracle.h: powers of two, so every result is exact) for counts 0, 1, N-1,
+// N+1, 7N+3, 65537 and 2^20+3, with every op (sum, prod, min, max, avg), and compares
+// with a serial oracle. With --backend tcp (the default) the calls go through the tcp
+// process group with your lesson 05 installed (all_reduce = all_reduce_ring), and your
+// all_reduce_ring is also called directly with tiny chunks (1 and 3 elements), which
+// makes every segment many chunks long, with the sends on this thread and on the sender
+// thread that buffers of 8 MiB and more use. Then every rank hashes its results and compares
+// the hash with every other rank's through the store: a ring must give every rank the
+// same bits. The verdict is PASS only if all of that holds on every rank.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <vector>
+
+#include "allreduce_bench.h"
+#include "allreduce_ring.h"
+#include "collective_oracle.h"
+#include "driver.h"
+#include "full_mesh.h"
+#include "handshake.h"
+#include "process_group_factory.h"
+
+namespace {
+
+using course::ReduceOp;
+
+const ReduceOp kOps[] = {ReduceOp::SUM, ReduceOp::PRODUCT, ReduceOp::MIN, ReduceOp::MAX,
+                         ReduceOp::AVG};
+
+course::AllreduceBenchOptions g_bench;  // filled by the flags
+
+// FNV-1a over the bits of every result: equal hashes, equal results.
+struct Hash {
+  uint64_t value = 0xcbf29ce484222325ull;
+  void add(std::span<const float> values) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+    for (size_t i = 0; i < values.size_bytes(); ++i) value = (value ^ bytes[i]) * 0x100000001b3ull;
+    value = (value ^ values.size()) * 0x100000001b3ull;
+  }
+};
+
+course::Verdict run_check(course::DriverContext& ctx) {
+  const int world = ctx.world();
+  const int rank = ctx.rank();
+  const size_t n = static_cast<size_t>(world);
+  std::vector<size_t> counts{0, 1, n - 1, n + 1, 7 * n + 3, 65537, (size_t{1} << 20) + 3};
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+
+  course::GroupRecipe recipe;
+  recipe.name = "lesson05";
+  recipe.host = ctx.advertise_host();
+  recipe.token = course::job_token();
+  recipe.connect_mesh = course::connect_full_mesh;
+  recipe.install = course::install_lesson05;
+  const std::string backend = ctx.args().backend;
+  auto pg = course::make_process_group(backend, ctx.store(), rank, world, recipe);
+  if (rank == 0) {
+    std::cout << "backend " << backend << ", all_reduce = "
+              << (backend == "tcp" ? "ring (lesson 05): your all_reduce_ring"
+                                   : "gloo::allreduce (ring)")
+              << ", " << world << " rank(s)" << std::endl;
+  }
+
+  Hash hash;
+  std::vector<std::string> failures;
+  const auto check = [&](const std::string& call, std::span<const float> got, ReduceOp op,
+                         size_t count) {
+    hash.add(got);
+    const std::string wrong = course::describe_wrong(got, course::expected_reduce(op, world, count),
+                                                     course::tolerance(op));
+    if (wrong.empty()) return;
+    if (failures.size() < 5) std::cout << call << ": " << wrong << std::endl;
+    failures.push_back(call);
+  };
+  const auto call_name = [](const std::string& what, size_t count, ReduceOp op) {
+    return what + " of " + std::to_string(count) + " (" + course::reduce_op_name(op) + ")";
+  };
+
+  for (size_t count : counts) {
+    for (ReduceOp op : kOps) {
+      std::vector<float> data = course::reduce_values(rank, count);
+      pg->all_reduce(data, op);
+      check(call_name("all_reduce", count, op), data, op, count);
+    }
+    if (rank == 0) {
+      std::cout << "all_reduce of " << count << " elements: sum prod min max avg checked"
+                << std::endl;
+    }
+  }
+  // The pipeline with tiny chunks: every segment becomes many chunks.
+  if (backend == "tcp") {
+    auto& comm = static_cast<course::TcpProcessGroup&>(*pg).comm();
+    for (size_t chunk : {size_t{1}, size_t{3}}) {
+      for (ReduceOp op : kOps) {
+        const size_t count = 7 * n + 3;
+        std::vector<float> data = course::reduce_values(rank, count);
+        course::all_reduce_ring(comm, data, op, chunk);
+        check(call_name("all_reduce_ring", count, op) + " in chunks of " + std::to_string(chunk),
+              data, op, count);
+      }
+    }
+    if (rank == 0)
+      std::cout << "all_reduce_ring in chunks of 1 and 3 elements checked" << std::endl;
+  }
+
+  // Same bits on every rank, compared through the store (not through the ring).
+  ctx.store().set("lesson05/hash/" + std::to_string(rank), std::to_string(hash.value));
+  for (int r = 0; r < world; ++r) {
+    const std::string theirs = ctx.store().get("lesson05/hash/" + std::to_string(r));
+    if (theirs != std::to_string(hash.value)) {
+      failures.push_back("results differ between rank " + std::to_string(r) + " and rank " +
+                         std::to_string(rank));
+    }
+  }
+  if (!failures.empty()) {
+    return course::Verdict::fail(std::to_string(failures.size()) + " problem(s) on rank " +
+                                 std::to_string(rank) + ", first: " + failures.front());
+  }
+  return course::Verdict::pass("all_reduce (" + backend + ") matches the oracle for " +
+                               std::to_string(counts.size()) +
+                               " counts x 5 ops, identical on every rank");
+}
+
+course::Verdict run_bench(course::DriverContext& ctx) {
+  course::AllreduceBenchOptions options = g_bench;
+  if (options.csv_path.empty()) {
+    options.csv_path = "bench-results/lesson05_np" + std::to_string(ctx.world()) + ".csv";
+  }
+  const course::AllreduceBenchResult result = course::run_allreduce_bench(ctx, options, std::cout);
+  if (result.wrong != 0) {
+    return course::Verdict::fail("the benchmark's check found " + std::to_string(result.wrong) +
+                                 " wrong element(s) (#wrong column)");
+  }
+  return course::Verdict::pass("benchmark done, #wrong 0 everywhere");
+}
+
+course::Verdict run_rank(course::DriverContext& ctx) {
+  return ctx.args().bench ? run_bench(ctx) : run_check(ctx);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  course::DriverConfig config;
+  config.name = "lesson05";
+  config.title = "the ring all-reduce: reduce-scatter, then all-gather, chunked and pipelined";
+  config.default_np = 4;
+  config.backends = course::available_backends();
+  config.has_bench = true;
+  g_bench.svg_path = "bench-results/lesson05_busbw.svg";
+  const auto add_options = [](CLI::App& app) {
+    course::add_sweep_flags(app, g_bench.sweep);
+    app.add_option("--csv", g_bench.csv_path,
+                   "--bench: CSV file (default bench-results/lesson05_np<N>.csv)");
+    app.add_option("--svg", g_bench.svg_path,
+                   "--bench: SVG plot of every lesson05_np*.csv beside the CSV ('' for none)")
+        ->capture_default_str();
+  };
+  return course::run_driver(argc, argv, config, add_options, run_rank);
+}

@@ -1,0 +1,26 @@
+// test_backends.cpp: the collective suites of lessons 02-05 (tests/collectives/) on both
+// backends this lesson has: tcp, with the ring installed as all_reduce (install_lesson05),
+// and gloo, the real Gloo library (common/process_group_gloo.h), when the build has it.
+//
+//   ctest -L lesson05     or     ./build/solutions/test_05 --gtest_filter='Gloo/*'
+//
+// On tcp, only the reductions suite runs here (its all_reduce is now the ring); lessons
+// 02-04's binaries already run the rest on tcp. Gloo runs all three.
+#include "../collectives/suite_one_to_all.h"
+#include "../collectives/suite_point_to_point.h"
+#include "../collectives/suite_reductions.h"
+
+namespace course::test {
+
+INSTANTIATE_TEST_SUITE_P(Ring, Reductions, testing::ValuesIn(world_params({"tcp"})),
+                         world_param_name);
+
+#ifdef COURSE_HAVE_GLOO
+INSTANTIATE_TEST_SUITE_P(Gloo, PointToPoint, testing::Values("gloo"), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Gloo, OneToAll, testing::ValuesIn(world_params({"gloo"})),
+                         world_param_name);
+INSTANTIATE_TEST_SUITE_P(Gloo, Reductions, testing::ValuesIn(world_params({"gloo"})),
+                         world_param_name);
+#endif
+
+}  // namespace course::test
