@@ -91,14 +91,16 @@ docs: setup
 # Lesson 05's all-reduce benchmark (naive, ring, gloo, and the link's ceiling) at 2 and 4
 # ranks, from the reference build: it does not touch the learner's ./lessonNN. Each run
 # writes bench-results/lesson05_npN.csv and redraws bench-results/lesson05_busbw.svg from
-# every CSV there. docs/img/lesson05_busbw.svg is the copy the README shows.
+# every CSV there. docs/img/lesson05_busbw.svg is the copy the README shows. Lesson 02's
+# point-to-point latency and bandwidth (against the raw socket) go to bench-results/lesson02.csv.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
-	@cmake --build build/solutions -j $(JOBS) --target lesson05 2>&1 | grep -E "error|Error" || true
+	@cmake --build build/solutions -j $(JOBS) --target lesson05 lesson02 2>&1 | grep -E "error|Error" || true
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
+	build/solutions/lesson02 --bench --np 2 --csv bench-results/lesson02.csv
 	@echo "make bench: CSV and SVG in bench-results/"
 
 test: setup check-stubs check-classroom test-reference test-stub-builds test-grader docs

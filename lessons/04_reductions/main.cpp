@@ -1,14 +1,18 @@
 // main.cpp: ./lesson04, reductions on the course's own tcp backend.
 //
 //   make lesson04 && ./lesson04 --np 4        (any N from 1 to 64)
+//   ./lesson04 --np 4 --backend gloo          the same checks on the real Gloo
 //
-// Every rank connects the full mesh (lesson 01), and runs your lesson 04 functions on
-// inputs that depend on rank and index (collective_oracle.h: powers of two, so every
-// result is exact), for counts 0, 1, N+1 and 100003 and every op (sum, prod, min, max,
+// With --backend tcp (the default) every rank connects the full mesh (lesson 01), and runs your
+// lesson 04 functions on inputs that depend on rank and index (collective_oracle.h: powers of two,
+// so every result is exact), for counts 0, 1, N+1 and 100003 and every op (sum, prod, min, max,
 // avg): reduce_binomial_tree to every root, all_reduce_naive, all_gather_naive,
 // reduce_scatter_naive and all_to_all_direct, each checked against a serial oracle. Then
-// the same calls go through the tcp ProcessGroup that your lessons 02-04 make up. The
-// verdict is PASS only if every rank got every result right.
+// the same calls go through the tcp ProcessGroup that your lessons 02-04 make up. With
+// --backend gloo the same checks call a GlooProcessGroup's reduce, all_reduce, all_gather,
+// reduce_scatter and all_to_all instead, so you can compare. The verdict is PASS only if
+// every rank got every result right.
+#include <functional>
 #include <iostream>
 #include <vector>
 
@@ -16,6 +20,7 @@
 #include "driver.h"
 #include "full_mesh.h"
 #include "handshake.h"
+#include "process_group_factory.h"
 #include "process_group_tcp.h"
 #include "reductions.h"
 
@@ -38,45 +43,98 @@ struct Checker {
   }
 };
 
-std::string describe(const char* name, size_t count, ReduceOp op) {
-  return std::string(name) + " of " + std::to_string(count) + " (" + course::reduce_op_name(op) +
-         ")";
+std::string describe(const std::string& name, size_t count, ReduceOp op) {
+  return name + " of " + std::to_string(count) + " (" + course::reduce_op_name(op) + ")";
 }
 
-void run_lesson_functions(TcpComm& comm, const std::vector<size_t>& counts, Checker& checker) {
-  const int n = comm.size(), r = comm.rank();
+// The calls under test: your lesson functions on a TcpComm, or a ProcessGroup's.
+struct Reductions {
+  using InPlace = std::function<void(std::span<float>, ReduceOp)>;
+  using Reducing = std::function<void(std::span<const float>, std::span<float>, ReduceOp)>;
+  using Moving = std::function<void(std::span<const float>, std::span<float>)>;
+  int rank = 0, size = 0;
+  std::string prefix;  // put before every name below
+  std::string reduce_name, all_reduce_name, reduce_scatter_name, all_gather_name, all_to_all_name;
+  std::function<void(std::span<float>, ReduceOp, int root)> reduce;
+  bool reduce_keeps_non_root = true;  // the lesson's reduce leaves non-roots' data alone
+  InPlace all_reduce;
+  Reducing reduce_scatter;
+  Moving all_gather, all_to_all;
+};
+
+Reductions lesson_functions(TcpComm& comm) {
+  return {
+      comm.rank(),
+      comm.size(),
+      "",
+      "reduce_binomial_tree",
+      "all_reduce_naive",
+      "reduce_scatter_naive",
+      "all_gather_naive",
+      "all_to_all_direct",
+      [&comm](auto data, ReduceOp op, int root) {
+        course::reduce_binomial_tree(comm, data, op, root);
+      },
+      true,
+      [&comm](auto data, ReduceOp op) { course::all_reduce_naive(comm, data, op); },
+      [&comm](auto in, auto out, ReduceOp op) { course::reduce_scatter_naive(comm, in, out, op); },
+      [&comm](auto in, auto out) { course::all_gather_naive(comm, in, out); },
+      [&comm](auto in, auto out) { course::all_to_all_direct(comm, in, out); }};
+}
+
+Reductions group_functions(course::ProcessGroup& pg) {
+  return {pg.rank(),
+          pg.size(),
+          "ProcessGroup::",
+          "reduce",
+          "all_reduce",
+          "reduce_scatter",
+          "all_gather",
+          "all_to_all",
+          [&pg](auto data, ReduceOp op, int root) { pg.reduce(data, op, root); },
+          false,  // the contract leaves non-roots' data unspecified
+          [&pg](auto data, ReduceOp op) { pg.all_reduce(data, op); },
+          [&pg](auto in, auto out, ReduceOp op) { pg.reduce_scatter(in, out, op); },
+          [&pg](auto in, auto out) { pg.all_gather(in, out); },
+          [&pg](auto in, auto out) { pg.all_to_all(in, out); }};
+}
+
+void run_reductions(const Reductions& ops, const std::vector<size_t>& counts, Checker& checker) {
+  const int n = ops.size, r = ops.rank;
+  const std::string& p = ops.prefix;
   for (size_t count : counts) {
     for (ReduceOp op : kOps) {
       const float tol = course::tolerance(op);
       for (int root = 0; root < n; ++root) {
         std::vector<float> data = course::reduce_values(r, count);
-        course::reduce_binomial_tree(comm, data, op, root);
+        ops.reduce(data, op, root);
+        if (r != root && !ops.reduce_keeps_non_root) continue;
         const std::vector<float> want =
             r == root ? course::expected_reduce(op, n, count) : course::reduce_values(r, count);
-        checker.check(describe("reduce_binomial_tree", count, op) + " to root " +
+        checker.check(describe(p + ops.reduce_name, count, op) + " to root " +
                           std::to_string(root) + (r == root ? "" : " (left unchanged here)"),
                       data, want, tol);
       }
       std::vector<float> data = course::reduce_values(r, count);
-      course::all_reduce_naive(comm, data, op);
-      checker.check(describe("all_reduce_naive", count, op), data,
+      ops.all_reduce(data, op);
+      checker.check(describe(p + ops.all_reduce_name, count, op), data,
                     course::expected_reduce(op, n, count), tol);
 
       const std::vector<float> input = course::reduce_values(r, n * count);
       std::vector<float> block(count, -1.0f);
-      course::reduce_scatter_naive(comm, input, block, op);
-      checker.check(describe("reduce_scatter_naive", count, op) + " per rank", block,
+      ops.reduce_scatter(input, block, op);
+      checker.check(describe(p + ops.reduce_scatter_name, count, op) + " per rank", block,
                     course::expected_reduce_scatter(op, n, r, count), tol);
     }
     std::vector<float> gathered(n * count, -1.0f);
-    course::all_gather_naive(comm, course::data_values(r, count), gathered);
-    checker.check("all_gather_naive of " + std::to_string(count) + " per rank", gathered,
+    ops.all_gather(course::data_values(r, count), gathered);
+    checker.check(p + ops.all_gather_name + " of " + std::to_string(count) + " per rank", gathered,
                   course::expected_gather(n, count));
 
     std::vector<float> exchanged(n * count, -1.0f);
-    course::all_to_all_direct(comm, course::data_values(r, n * count), exchanged);
-    checker.check("all_to_all_direct of " + std::to_string(count) + " per block", exchanged,
-                  course::expected_all_to_all(n, r, count));
+    ops.all_to_all(course::data_values(r, n * count), exchanged);
+    checker.check(p + ops.all_to_all_name + " of " + std::to_string(count) + " per block",
+                  exchanged, course::expected_all_to_all(n, r, count));
   }
 }
 
@@ -100,31 +158,44 @@ void run_process_group(course::ProcessGroup& pg, Checker& checker) {
 course::Verdict run_rank(course::DriverContext& ctx) {
   const size_t n = static_cast<size_t>(ctx.world());
   const std::vector<size_t> counts{0, 1, n + 1, 100003};
+  const std::string backend = ctx.args().backend;
   Checker checker;
-  {
-    TcpComm comm(course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(),
-                                           course::job_token(), ctx.advertise_host(), "mesh"));
-    run_lesson_functions(comm, counts, checker);
+  if (backend == "tcp") {
+    {
+      TcpComm comm(course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(),
+                                             course::job_token(), ctx.advertise_host(), "mesh"));
+      run_reductions(lesson_functions(comm), counts, checker);
+    }
+    course::TcpAlgorithms algorithms;
+    course::install_lesson04(algorithms);
+    if (ctx.rank() == 0) {
+      std::cout << "tcp backend: all_reduce = " << algorithms.names["all_reduce"]
+                << "; reduce = " << algorithms.names["reduce"] << std::endl;
+    }
+    course::TcpProcessGroup pg(
+        course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(), course::job_token(),
+                                  ctx.advertise_host(), "pg"),
+        algorithms);
+    run_process_group(pg, checker);
+  } else {
+    course::GroupRecipe recipe;
+    recipe.name = "lesson04";
+    recipe.host = ctx.advertise_host();
+    recipe.token = course::job_token();
+    auto pg = course::make_process_group(backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
+    run_reductions(group_functions(*pg), counts, checker);
+    run_process_group(*pg, checker);
   }
-  course::TcpAlgorithms algorithms;
-  course::install_lesson04(algorithms);
-  if (ctx.rank() == 0) {
-    std::cout << "tcp backend: all_reduce = " << algorithms.names["all_reduce"]
-              << "; reduce = " << algorithms.names["reduce"] << std::endl;
-  }
-  course::TcpProcessGroup pg(
-      course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(), course::job_token(),
-                                ctx.advertise_host(), "pg"),
-      algorithms);
-  run_process_group(pg, checker);
+  const std::string on = backend == "tcp" ? "" : " on " + backend;
   if (!checker.failures.empty()) {
     return course::Verdict::fail(std::to_string(checker.failures.size()) +
-                                 " wrong result(s) on rank " + std::to_string(ctx.rank()) +
+                                 " wrong result(s) on rank " + std::to_string(ctx.rank()) + on +
                                  ", first: " + checker.failures.front());
   }
   return course::Verdict::pass(
       "reduce, all_reduce, all_gather, reduce_scatter, all_to_all match the oracle for every "
-      "op, root and counts 0, 1, N+1, 100003");
+      "op, root and counts 0, 1, N+1, 100003" +
+      on);
 }
 
 }  // namespace
@@ -134,5 +205,6 @@ int main(int argc, char** argv) {
   config.name = "lesson04";
   config.title = "reductions: reduce, all_reduce (naive), all_gather, reduce_scatter, all_to_all";
   config.default_np = 4;
+  config.backends = course::available_backends();
   return course::run_driver(argc, argv, config, nullptr, run_rank);
 }
