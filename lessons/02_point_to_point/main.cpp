@@ -175,10 +175,14 @@ course::Verdict run_bench(TcpComm& comm, course::DriverContext& ctx) {
     std::cout << "wrote " << g_csv << std::endl;
   }
   if (ctx.rank() != 0) return course::Verdict::pass();
-  return course::Verdict::pass(
-      "benchmark: 8 B half round trip " + course::format_fixed(result.latency_ratio, 2) +
-      "x raw; >= 1 MiB bandwidth " + course::format_fixed(100 * result.bandwidth_fraction, 1) +
-      "% of raw");
+  const std::string bandwidth = result.bandwidth_fraction > 0
+                                    ? ">= 1 MiB bandwidth " +
+                                          course::format_fixed(100 * result.bandwidth_fraction, 1) +
+                                          "% of raw"
+                                    : "no size >= 1 MiB measured (raise --max-bytes)";
+  return course::Verdict::pass("benchmark: 8 B half round trip " +
+                               course::format_fixed(result.latency_ratio, 2) + "x raw; " +
+                               bandwidth);
 }
 
 course::Verdict run_rank(course::DriverContext& ctx) {
