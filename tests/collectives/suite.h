@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -137,6 +138,23 @@ inline void expect_same_on_every_rank(RankContext& ctx, const std::string& key, 
 /// Backends without this guarantee skip the Mismatched* tests.
 inline bool detects_mismatched_counts(const std::string& backend) {
   return backend == "tcp";
+}
+
+/// Runs `call` on a fresh group named "mismatch-<name>" and says whether it threw a
+/// course::Error: the Mismatched* tests expect the ranks that see a count mismatch to.
+/// A stub's NotImplementedError is rethrown: it is not a detected mismatch.
+inline bool throws_on_mismatch(const std::string& backend, RankContext& ctx,
+                               const std::string& name,
+                               const std::function<void(ProcessGroup&)>& call) {
+  auto pg = make_group(backend, ctx, "mismatch-" + name);
+  try {
+    call(*pg);
+    return false;
+  } catch (const NotImplementedError&) {
+    throw;
+  } catch (const Error&) {
+    return true;
+  }
 }
 
 /// The timeout of a test that should end in well under a second per call.
