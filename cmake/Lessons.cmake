@@ -1,6 +1,7 @@
-# How a lesson is built. For every solutions/NN_topic directory, in numeric order:
+# How a lesson is built. For every lessons/NN_topic directory, in numeric order:
 #
-#   ex_NN_ref    static library: the reference exercise, solutions/NN_topic/*.cpp
+#   ex_NN_ref    static library: the reference exercise, solutions/NN_topic/*.cpp (the
+#                answer files), plus the given lessons/NN_topic/*.cpp that have no answer
 #   ex_NN_mine   static library: the learner's exercise, lessons/NN_topic/*.cpp (not main.cpp)
 #   chain_NN     what a driver or test of lesson NN links: lesson NN from IMPL, lessons
 #                before it from the reference (CHAIN=ref) or from lessons/ (CHAIN=mine)
@@ -8,7 +9,8 @@
 #   lessonNN_stubs  the same driver on lesson NN's stubs (for the stub check of `make test`)
 #   test_NN      GoogleTest executable from tests/NN_topic/*.cpp, tests labelled lessonNN
 #
-# Headers are never stubbed, so lessons/NN and solutions/NN share them and a lesson may
+# solutions/NN_topic holds only the files with answers; headers and given code live once,
+# in lessons/NN_topic, which is on the include path of every later lesson, so a lesson may
 # include an earlier lesson's header by file name.
 #
 # A learner's copy (tools/export_learner.sh) has no solutions/: the lessons are the
@@ -23,9 +25,9 @@ if(NOT _course_hidden_dir AND DEFINED ENV{COURSE_HIDDEN_TESTS})
   set(_course_hidden_dir "$ENV{COURSE_HIDDEN_TESTS}")
 endif()
 if(IS_DIRECTORY ${CMAKE_SOURCE_DIR}/solutions)
-  set(_course_ref_tree solutions)
+  set(_course_have_solutions ON)
 else()
-  set(_course_ref_tree lessons)  # a learner's copy: reference code only as reference/lib
+  set(_course_have_solutions OFF)  # a learner's copy: reference code only as reference/lib
 endif()
 
 set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Seconds each CTest test may run")
@@ -42,9 +44,19 @@ function(course_add_test)
     TEST_PREFIX "${T_LABEL}.")
 endfunction()
 
-function(_course_exercise_library target dir include_dirs)
+# A lesson's sources: the given and learner's files of lessons/NN_topic (not main.cpp), with
+# the answer files of answer_dir (solutions/NN_topic) in place of their stubs when set.
+function(_course_exercise_library target dir answer_dir include_dirs)
   file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
   list(FILTER srcs EXCLUDE REGEX "/main\\.cpp$")
+  if(answer_dir)
+    file(GLOB answers CONFIGURE_DEPENDS ${answer_dir}/*.cpp ${answer_dir}/*.cu)
+    foreach(answer IN LISTS answers)
+      get_filename_component(name ${answer} NAME)
+      list(REMOVE_ITEM srcs ${dir}/${name})
+    endforeach()
+    list(APPEND srcs ${answers})
+  endif()
   if(srcs)
     add_library(${target} STATIC ${srcs})
     target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
@@ -72,32 +84,30 @@ function(_course_prebuilt_reference target dir)
 endfunction()
 
 macro(course_add_all_lessons)
-  file(GLOB _course_lesson_dirs LIST_DIRECTORIES true RELATIVE ${CMAKE_SOURCE_DIR}/${_course_ref_tree}
-       ${CMAKE_SOURCE_DIR}/${_course_ref_tree}/[0-9][0-9]_*)
+  file(GLOB _course_lesson_dirs LIST_DIRECTORIES true RELATIVE ${CMAKE_SOURCE_DIR}/lessons
+       ${CMAKE_SOURCE_DIR}/lessons/[0-9][0-9]_*)
   list(SORT _course_lesson_dirs)
   set(COURSE_LESSONS "")
   set(_course_earlier_includes "")
   set(_course_earlier_ref "")
   set(_course_earlier_mine "")
   foreach(_topic IN LISTS _course_lesson_dirs)
-    if(NOT IS_DIRECTORY ${CMAKE_SOURCE_DIR}/${_course_ref_tree}/${_topic})
+    if(NOT IS_DIRECTORY ${CMAKE_SOURCE_DIR}/lessons/${_topic})
       continue()
     endif()
     string(SUBSTRING ${_topic} 0 2 _nn)
     list(APPEND COURSE_LESSONS ${_nn})
-    if(_course_ref_tree STREQUAL "solutions")
-      _course_exercise_library(ex_${_nn}_ref ${CMAKE_SOURCE_DIR}/solutions/${_topic}
-                               "${_course_earlier_includes}")
+    if(_course_have_solutions)
+      _course_exercise_library(ex_${_nn}_ref ${CMAKE_SOURCE_DIR}/lessons/${_topic}
+                               ${CMAKE_SOURCE_DIR}/solutions/${_topic} "${_course_earlier_includes}")
     else()
       _course_prebuilt_reference(ex_${_nn}_ref ${CMAKE_SOURCE_DIR}/lessons/${_topic})
     endif()
     set(_sel ex_${_nn}_ref)
-    if(EXISTS ${CMAKE_SOURCE_DIR}/lessons/${_topic})
-      _course_exercise_library(ex_${_nn}_mine ${CMAKE_SOURCE_DIR}/lessons/${_topic}
-                               "${_course_earlier_includes}")
-      if(IMPL STREQUAL "lessons")
-        set(_sel ex_${_nn}_mine)
-      endif()
+    _course_exercise_library(ex_${_nn}_mine ${CMAKE_SOURCE_DIR}/lessons/${_topic} ""
+                             "${_course_earlier_includes}")
+    if(IMPL STREQUAL "lessons")
+      set(_sel ex_${_nn}_mine)
     endif()
     # Static libraries resolve left to right: the newest lesson first.
     add_library(chain_${_nn} INTERFACE)
@@ -138,6 +148,6 @@ macro(course_add_all_lessons)
     else()
       list(PREPEND _course_earlier_mine ex_${_nn}_ref)
     endif()
-    list(APPEND _course_earlier_includes ${CMAKE_SOURCE_DIR}/${_course_ref_tree}/${_topic})
+    list(APPEND _course_earlier_includes ${CMAKE_SOURCE_DIR}/lessons/${_topic})
   endforeach()
 endmacro()

@@ -12,8 +12,10 @@ becomes, in lessons/NN_topic/ (same file name):
   - inside a function (the marker is indented): a TODO comment with the hint and
     COURSE_TODO(), which throws "not implemented: lessons/NN_topic/file.cpp:LINE";
   - at file scope (the marker starts in column 0): the TODO comment alone.
-Other files (headers, data) are copied verbatim. lessons/NN_topic/README.md and main.cpp
-are written by hand and left alone.
+solutions/NN_topic/ holds only files with at least one region (the answer key); everything
+else of a lesson (headers, given code, README.md, main.cpp) lives once, in lessons/NN_topic/,
+and the reference build takes it from there. A file in solutions/ without a region is an
+error: it belongs in lessons/ alone.
 
     python3 tools/make_stubs.py           write lessons/ from solutions/
     python3 tools/make_stubs.py --check   exit 1, listing the files, if lessons/ differs
@@ -30,7 +32,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)// BEGIN SOLUTION(?::\s*(?P<hint>.*))?$")
 END = re.compile(r"^[ \t]*// END SOLUTION\s*$")
 STUBBED_SUFFIXES = {".cpp", ".cu"}
-HAND_WRITTEN = {"README.md", "main.cpp"}
 
 
 class MarkerError(Exception):
@@ -74,19 +75,10 @@ def expected_files():
         lesson = "lesson" + lesson_dir.name[:2]
         for src in sorted(p for p in lesson_dir.rglob("*") if p.is_file()):
             rel = src.relative_to(ROOT / "solutions")
-            if src.suffix in STUBBED_SUFFIXES:
-                text = stub_text(src, lesson)
-            else:
-                text = src.read_text()
-            yield ROOT / "lessons" / rel, text
-
-
-def generated_candidates():
-    """Files in lessons/ that the tool owns (everything but hand-written ones)."""
-    for lesson_dir in sorted((ROOT / "lessons").glob("[0-9][0-9]_*")):
-        for p in sorted(lesson_dir.rglob("*")):
-            if p.is_file() and p.name not in HAND_WRITTEN and p.suffix in {".cpp", ".cu", ".h", ".hpp"}:
-                yield p
+            if src.suffix not in STUBBED_SUFFIXES or not any(BEGIN.match(l) for l in src.read_text().splitlines()):
+                raise MarkerError(f"{src.relative_to(ROOT)} holds no BEGIN SOLUTION region: "
+                                  f"a file without an answer lives once, in lessons/{rel}")
+            yield ROOT / "lessons" / rel, stub_text(src, lesson)
 
 
 def main() -> int:
@@ -113,14 +105,6 @@ def main() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             print(f"make_stubs: wrote {path.relative_to(ROOT)}")
-    for path in generated_candidates():
-        if path not in expected:
-            if args.check:
-                drift.append(path)
-                print(f"{path.relative_to(ROOT)}: not generated from solutions/ (stale?)")
-            else:
-                path.unlink()
-                print(f"make_stubs: removed stale {path.relative_to(ROOT)}")
     if args.check and drift:
         print(f"make_stubs: lessons/ differs from solutions/ in {len(drift)} file(s); "
               "run `python3 tools/make_stubs.py` (or `make stubs`) and commit the result",
