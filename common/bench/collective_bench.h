@@ -24,7 +24,7 @@
 //   plot_busbw_svg                 busbw against size, one line per algorithm (gnuplot)
 //
 // What this is not: a lesson's benchmark. Each lesson picks its algorithms and sizes
-// (solutions/05_ring_allreduce/allreduce_bench.h is the one for the ring).
+// (solutions/05_ring_allreduce/all_reduce_bench.h is the one for the ring).
 #pragma once
 
 #include <cstddef>
