@@ -20,8 +20,8 @@
 #include <iostream>
 #include <vector>
 
-#include "allreduce_bench.h"
-#include "allreduce_ring.h"
+#include "all_reduce_bench.h"
+#include "all_reduce_ring.h"
 #include "collective_oracle.h"
 #include "driver.h"
 #include "full_mesh.h"

@@ -2,7 +2,7 @@
 // (all_reduce = the ring), and the gloo backend (see tests/collectives/group_factory.h).
 #include "../collectives/group_factory.h"
 
-#include "allreduce_ring.h"
+#include "all_reduce_ring.h"
 
 namespace course::test {
 

@@ -5,7 +5,7 @@
 //                            course::test::backend_param_name);
 //
 // What this is not: the tcp backend's own error messages and wire format; those are in
-// tests/02_point_to_point/test_point_to_point_tcp.cpp.
+// tests/02_point_to_point/point_to_point_tcp_test.cpp.
 #pragma once
 
 #include <chrono>

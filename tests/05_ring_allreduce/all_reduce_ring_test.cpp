@@ -1,4 +1,4 @@
-// test_allreduce_ring.cpp: lesson 05's own truths: the segment arithmetic, and
+// all_reduce_ring_test.cpp: lesson 05's own truths: the segment arithmetic, and
 // all_reduce_ring called directly on a TcpComm against the serial oracle for every op,
 // counts 0, 1, N-1, N+1, 7N+3 and 65537, chunk sizes from 1 element up, sends on this
 // thread and on a sender thread, world sizes 1-8; identical bits on every rank; mismatched counts
@@ -6,14 +6,14 @@
 //
 //   ctest -L lesson05     or     ./build/solutions/test_05 --gtest_filter='AllReduceRing*'
 //
-// What this is not: the backend suites (test_backends.cpp runs lessons 02-05's suites on
+// What this is not: the backend suites (backends_test.cpp runs lessons 02-05's suites on
 // the tcp backend with the ring installed, and on gloo).
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "../collectives/suite.h"
-#include "allreduce_ring.h"
+#include "all_reduce_ring.h"
 #include "reductions.h"
 
 namespace course::test {

@@ -1,4 +1,4 @@
-// test_point_to_point.cpp: lesson 02's suite (tests/collectives/suite_point_to_point.h) on
+// point_to_point_test.cpp: lesson 02's suite (tests/collectives/suite_point_to_point.h) on
 // the tcp backend built from lesson 02.
 //
 //   ctest -L lesson02        or        ./build/solutions/test_02 --gtest_filter='Tcp/*'

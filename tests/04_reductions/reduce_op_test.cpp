@@ -1,4 +1,4 @@
-// test_reduce_op.cpp: lesson 04's element-wise combine, one op at a time, by hand.
+// reduce_op_test.cpp: lesson 04's element-wise combine, one op at a time, by hand.
 //
 //   ./build/solutions/test_04 --gtest_filter='ReduceOp.*'
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// allreduce_bench.h: lesson 05's benchmark: the ring next to the naive all-reduce and Gloo,
+// all_reduce_bench.h: lesson 05's benchmark: the ring next to the naive all-reduce and Gloo,
 // in nccl-tests' columns, against the link's own ceiling.
 //
 //   ./lesson05 --bench --np 4 [-b 4K] [-e 64M] [-f 4] [-n 20] [-w 5] [-o sum] [--rounds 3]

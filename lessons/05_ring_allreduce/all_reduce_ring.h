@@ -1,4 +1,4 @@
-// allreduce_ring.h: lesson 05: the bandwidth-optimal ring all-reduce.
+// all_reduce_ring.h: lesson 05: the bandwidth-optimal ring all-reduce.
 //
 // Lesson 04's all_reduce_naive sends every rank's whole buffer to one rank and back: that
 // rank moves 2(N-1) buffers while the others idle, so the time grows with N. The ring

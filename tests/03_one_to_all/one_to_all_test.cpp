@@ -1,4 +1,4 @@
-// test_one_to_all.cpp: lesson 03's suite (tests/collectives/suite_one_to_all.h) on the tcp
+// one_to_all_test.cpp: lesson 03's suite (tests/collectives/suite_one_to_all.h) on the tcp
 // backend built from lessons 02-03, plus the algorithm the backend does not install
 // (broadcast_flat) and what the collectives' tags buy.
 //

@@ -1,4 +1,4 @@
-// test_reductions.cpp: lesson 04's suite (tests/collectives/suite_reductions.h) on the tcp
+// reductions_test.cpp: lesson 04's suite (tests/collectives/suite_reductions.h) on the tcp
 // backend built from lessons 02-04.
 //
 //   ctest -L lesson04        or        ./build/solutions/test_04 --gtest_filter='*AllReduce*'

@@ -1,4 +1,4 @@
-// test_point_to_point_tcp.cpp: what lesson 02 promises beyond any backend's send/recv: the
+// point_to_point_tcp_test.cpp: what lesson 02 promises beyond any backend's send/recv: the
 // wire format, the errors it names, the deadlock that isend avoids, and the failure policy.
 //
 //   ctest -L lesson02        or        ./build/solutions/test_02 --gtest_filter='TcpPointToPoint.*'

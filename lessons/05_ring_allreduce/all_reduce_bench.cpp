@@ -1,11 +1,11 @@
-// allreduce_bench.cpp: lesson 05's benchmark (see allreduce_bench.h).
-#include "allreduce_bench.h"
+// all_reduce_bench.cpp: lesson 05's benchmark (see all_reduce_bench.h).
+#include "all_reduce_bench.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <memory>
 
-#include "allreduce_ring.h"
+#include "all_reduce_ring.h"
 #include "error.h"
 #include "full_mesh.h"
 #include "handshake.h"
