@@ -66,7 +66,7 @@ P2p group_p2p(course::ProcessGroup& pg) {
           [&pg](auto data, int src, int tag) { return pg.irecv(data, src, tag); }};
 }
 
-// 1. The ping-pong of seed 001, on ranks 0 and 1.
+// 1. The ping-pong, on ranks 0 and 1.
 bool ping_pong(const P2p& p2p) {
   std::vector<float> tensor{0.0f};
   if (p2p.rank == 0) {

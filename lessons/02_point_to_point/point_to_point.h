@@ -5,7 +5,7 @@
 //   p2p_isend / p2p_irecv             return at once with a Work; the transfer runs on the
 //                                     peer's channel thread; wait() before touching data
 //
-// THE PING-PONG (seed 001):   rank 0: t = 0; t += 1; send(t -> 1); recv(t <- 1)  => t == 3
+// THE PING-PONG:              rank 0: t = 0; t += 1; send(t -> 1); recv(t <- 1)  => t == 3
 //                             rank 1: recv(t <- 0); t += 2; send(t -> 0)
 //
 // WHY isend EXISTS. A blocking send returns once its bytes are in the kernel's send
