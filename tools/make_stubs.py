@@ -12,6 +12,9 @@ becomes, in lessons/NN_topic/ (same file name):
   - inside a function (the marker is indented): a TODO comment with the hint and
     COURSE_TODO(), which throws "not implemented: lessons/NN_topic/file.cpp:LINE";
   - at file scope (the marker starts in column 0): the TODO comment alone.
+A local variable or a file-scope function that the solution uses only inside its regions
+is unused in the stub; the stub's declaration gets `[[maybe_unused]]`, so the stub
+compiles without warnings and the solution carries no attribute for the stub's sake.
 solutions/NN_topic/ holds only files with at least one region (the answer key); everything
 else of a lesson (headers, given code, README.md, main.cpp) lives once, in lessons/NN_topic/,
 and the reference build takes it from there. A file in solutions/ without a region is an
@@ -34,13 +37,38 @@ END = re.compile(r"^[ \t]*// END SOLUTION\s*$")
 STUBBED_SUFFIXES = {".cpp", ".cu"}
 
 
+# Declarations the stub may leave unused: `  const int v = ...` inside a function, or a
+# function definition starting in column 0, static or in `namespace {` (a file's helper).
+LOCAL_DECL = re.compile(r"^(?P<indent>[ \t]+)(?P<decl>(?:const\s+)?[\w:<>]+\s+(?P<name>\w+)\s*=[^=])")
+FUNCTION_DEF = re.compile(r"^(?P<decl>(?:static\s+)?[\w:][\w:<>,\s]*?[\s*&](?P<name>\w+)\()")
+STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//.*$')
+
+
 class MarkerError(Exception):
     pass
+
+
+def mark_unused(out, declarations, region_text):
+    """Prefixes with [[maybe_unused]] each declaration (index into out) whose name the
+    regions used and the stub's code (comments and strings aside) no longer does."""
+    for index, name in declarations:
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        if not word.search(region_text):
+            continue
+        if any(word.search(STRING_OR_COMMENT.sub("", line)) for i, line in enumerate(out)
+               if i != index):
+            continue
+        line = out[index]
+        indent = line[:len(line) - len(line.lstrip())]
+        out[index] = f"{indent}[[maybe_unused]] {line.lstrip()}"
 
 
 def stub_text(path: pathlib.Path, lesson: str) -> str:
     """Returns the stub version of one solution file."""
     out = []
+    declarations = []  # (index into out, name) of lines outside the regions
+    region_lines = []
+    anonymous = False  # inside `namespace {`
     region = None  # (indent, hint, start line) while inside a region
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         begin = BEGIN.match(line)
@@ -60,10 +88,24 @@ def stub_text(path: pathlib.Path, lesson: str) -> str:
                 out.append(f"{indent}COURSE_TODO();")
             region = None
             continue
-        if not region:
-            out.append(line)
+        if region:
+            region_lines.append(line)
+            continue
+        if line.startswith("namespace {"):
+            anonymous = True
+        elif line.startswith("}  // namespace") and anonymous:
+            anonymous = False
+        function = FUNCTION_DEF.match(line)
+        if function and (line.rstrip().endswith(";") or
+                         not (anonymous or line.startswith("static "))):
+            function = None  # a declaration, or a function other files may call
+        decl = LOCAL_DECL.match(line) or function
+        if decl and "[[maybe_unused]]" not in line:
+            declarations.append((len(out), decl.group("name")))
+        out.append(line)
     if region:
         raise MarkerError(f"{path}:{region[2]}: BEGIN SOLUTION is never closed")
+    mark_unused(out, declarations, "\n".join(STRING_OR_COMMENT.sub("", l) for l in region_lines))
     return "\n".join(out) + "\n"
 
 

@@ -20,8 +20,7 @@ namespace {
 }  // namespace
 
 Mesh connect_full_mesh(StoreClient& store, int rank, int world, const std::string& token,
-                       const std::string& advertise_host, const std::string& name,
-                       Millis timeout) {
+                       const std::string& advertise_host, const std::string& name, Millis timeout) {
   if (world < 1 || rank < 0 || rank >= world) {
     throw ConfigError("connect_full_mesh: rank " + std::to_string(rank) +
                       " is outside a world of " + std::to_string(world));

@@ -10,7 +10,7 @@ namespace course {
 
 namespace {
 // Splits "host:port"; the host may itself contain colons (IPv6), the port never does.
-[[maybe_unused]] std::pair<std::string, int> split_address(const std::string& address) {
+std::pair<std::string, int> split_address(const std::string& address) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos) {
     throw ProtocolError("bad address '" + address + "' in the store: expected host:port");
@@ -20,8 +20,7 @@ namespace {
 }  // namespace
 
 Mesh connect_full_mesh(StoreClient& store, int rank, int world, const std::string& token,
-                       const std::string& advertise_host, const std::string& name,
-                       Millis timeout) {
+                       const std::string& advertise_host, const std::string& name, Millis timeout) {
   if (world < 1 || rank < 0 || rank >= world) {
     throw ConfigError("connect_full_mesh: rank " + std::to_string(rank) +
                       " is outside a world of " + std::to_string(world));
@@ -41,8 +40,8 @@ Mesh connect_full_mesh(StoreClient& store, int rank, int world, const std::strin
   // Step 2: dial every lower rank. They listened before publishing, so each dial lands
   // in their backlog even if they are still dialing ranks below them.
   for (int peer = 0; peer < rank; ++peer) {
-    const auto [host, port] = split_address(store.get(name + "/addr/" + std::to_string(peer),
-                                                      timeout));
+    const auto [host, port] =
+        split_address(store.get(name + "/addr/" + std::to_string(peer), timeout));
     Socket sock = Socket::connect(host, port, timeout);
     hello_send(sock, Hello{token, rank, name}, timeout);
     sock.set_peer_name("rank " + std::to_string(peer));
@@ -54,8 +53,8 @@ Mesh connect_full_mesh(StoreClient& store, int rank, int world, const std::strin
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int expected = world - 1 - rank;
   while (expected > 0) {
-    const auto left = std::chrono::duration_cast<Millis>(deadline -
-                                                         std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       throw TimeoutError("connect_full_mesh: still waiting for " + std::to_string(expected) +
                          " higher rank(s) to dial in; are all " + std::to_string(world) +

@@ -10,7 +10,7 @@ namespace course {
 void broadcast_binomial_tree(TcpComm& comm, std::span<float> data, int root) {
   check_root("broadcast", root, comm.size());
   const int n = comm.size();
-  [[maybe_unused]] const int v = (comm.rank() - root + n) % n;  // my rank relative to the root
+  const int v = (comm.rank() - root + n) % n;  // my rank relative to the root
   // BEGIN SOLUTION: recv from parent v - lowbit(v); send to v + 2^k < N, 2^k < lowbit(v)
   const auto real = [&](int relative) { return (relative + root) % n; };
   // Receive: the lowest set bit of v is the round distance to my parent.

@@ -13,7 +13,7 @@ namespace course {
 void reduce_binomial_tree(TcpComm& comm, std::span<float> data, ReduceOp op, int root) {
   check_root("reduce", root, comm.size());
   const int n = comm.size();
-  [[maybe_unused]] const int v = (comm.rank() - root + n) % n;  // my rank relative to the root
+  const int v = (comm.rank() - root + n) % n;  // my rank relative to the root
   // BEGIN SOLUTION: fold in children v + 2^k until bit k of v is set; then send up
   const auto real = [&](int relative) { return (relative + root) % n; };
   // The root reduces straight into data. Any other rank with children works on a copy,

@@ -14,7 +14,7 @@ void reduce_op_apply(ReduceOp op, std::span<float> acc, std::span<const float> i
                       std::to_string(acc.size()) + " elements but in has " +
                       std::to_string(in.size()));
   }
-  [[maybe_unused]] const size_t n = acc.size();
+  const size_t n = acc.size();
   // BEGIN SOLUTION: one loop per op (the switch outside the loop); AVG combines like SUM
   switch (op) {
     case ReduceOp::SUM:

@@ -87,7 +87,7 @@ void check_segments(size_t count, int world) {
 
 // A scratch buffer for one incoming chunk, kept per thread between calls: allocating it
 // per call would cost page faults on every all-reduce of a training loop.
-[[maybe_unused]] std::span<float> chunk_scratch(size_t elements) {
+std::span<float> chunk_scratch(size_t elements) {
   thread_local std::vector<float> scratch;
   if (scratch.size() < elements) scratch.resize(elements);
   return {scratch.data(), elements};

@@ -3,8 +3,9 @@
 // (broadcast_flat) and what the collectives' tags buy.
 //
 //   ctest -L lesson03        or        ./build/solutions/test_03 --gtest_filter='*world5*'
-#include "../collectives/suite_one_to_all.h"
 #include "one_to_all.h"
+
+#include "../collectives/suite_one_to_all.h"
 
 namespace course::test {
 

@@ -1,12 +1,13 @@
 // reduce_op_test.cpp: lesson 04's element-wise combine, one op at a time, by hand.
 //
 //   ./build/solutions/test_04 --gtest_filter='ReduceOp.*'
+#include "reduce_op.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "error.h"
-#include "reduce_op.h"
 
 namespace course {
 namespace {

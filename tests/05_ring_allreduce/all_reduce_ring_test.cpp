@@ -8,12 +8,13 @@
 //
 // What this is not: the backend suites (backends_test.cpp runs lessons 02-05's suites on
 // the tcp backend with the ring installed, and on gloo).
+#include "all_reduce_ring.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "../collectives/suite.h"
-#include "all_reduce_ring.h"
 #include "reductions.h"
 
 namespace course::test {
