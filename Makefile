@@ -1,4 +1,4 @@
-# The course's commands. This Makefile wraps CMake; see README.md and COURSE.md.
+# The course's commands. This Makefile wraps CMake; see README.md and docs/maintainers.md.
 #
 #   make lessonNN [IMPL=lessons|solutions] [CHAIN=ref|mine]   build ./lessonNN here
 #   make test       the whole suite on the reference, the stub check, the stub build check,
@@ -7,6 +7,8 @@
 #   make setup      install missing Debian packages
 #   make stubs      regenerate lessons/ stubs from solutions/
 #   make format     clang-format every C++ file
+#   make format-check  fail, naming the files, where clang-format would change something
+#   make lint       clang-tidy (.clang-tidy) on every C++ file of the reference build
 #   make grade      score the learner's code, every lesson (grade-lessonNN: one); grade.json
 #   make docs       the Doxygen site in docs/html
 #   make bench      the benchmarks on the reference code: nccl-tests tables, CSV and SVG
@@ -25,7 +27,7 @@ DEMO_ARGS ?=
 
 .PHONY: setup configure stubs check-stubs test test-reference test-stub-builds demo format \
         clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \
-        classroom docs bench
+        classroom docs bench format-check lint
 
 setup:
 	@bash tools/setup.sh
@@ -103,16 +105,34 @@ bench: setup
 	build/solutions/lesson02 --bench --np 2 --csv bench-results/lesson02.csv
 	@echo "make bench: CSV and SVG in bench-results/"
 
-test: setup check-stubs check-classroom test-reference test-stub-builds test-grader docs
+test: setup format-check check-stubs check-classroom test-reference test-stub-builds test-grader docs
 	@echo "make test: all checks passed"
 
 demo: setup
 	@$(MAKE) --no-print-directory lesson$(DEMO_LESSON) IMPL=solutions
 	./lesson$(DEMO_LESSON) $(DEMO_ARGS)
 
+CXX_FILES = find common lessons solutions tests tools -name '*.cpp' -o -name '*.h' -o -name '*.cu'
+
 format:
-	@find common lessons solutions tests tools -name '*.cpp' -o -name '*.h' -o -name '*.cu' \
-	  | xargs clang-format -i
+	@$(CXX_FILES) | xargs clang-format -i
+
+format-check:
+	@$(CXX_FILES) | xargs clang-format --dry-run -Werror
+	@echo "format-check: every C++ file is clang-formatted"
+
+# clang-tidy over the reference build's compile_commands.json (every .cpp of common/,
+# lessons/, solutions/, tests/ and tools/; CUDA files aside). LINT_FILES narrows it to a
+# regex of paths, e.g. LINT_FILES='common/comm/.*'.
+LINT_FILES ?= (common|lessons|solutions|tests|tools)/.*\.cpp
+lint: setup
+	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
+	@run-clang-tidy -p build/solutions -j $(JOBS) -quiet '$(CURDIR)/$(LINT_FILES)$$' \
+	  > build/solutions/lint.log 2>&1; rc=$$?; \
+	  grep -vE "^[0-9]+ warnings? (and [0-9]+ errors? )?generated|^Suppressed|^Use -header-filter|^clang-tidy|^Running|^$$" \
+	    build/solutions/lint.log; \
+	  if [ $$rc -ne 0 ]; then echo "lint: clang-tidy found the problems above (.clang-tidy)"; exit 1; fi; \
+	  echo "lint: clang-tidy found nothing"
 
 clean:
 	rm -rf build lesson[0-9][0-9] launch grade.json docs/html

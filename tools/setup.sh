@@ -14,6 +14,8 @@ packages=(
   nlohmann-json3-dev    # grade.json, safetensors headers
   dataset-fashion-mnist # lesson 07 onwards
   doxygen               # make docs
+  clang-format          # make format, make format-check (part of make test)
+  clang-tidy            # make lint
   gnuplot-nox           # make bench plots
 )
 

@@ -310,7 +310,7 @@ bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string
   {
     std::ofstream out(gp);
     out << "# " << gp.filename().string() << ": written by plot_busbw_svg "
-        << "(common/collective_bench.cpp); run: gnuplot " << gp.filename().string() << "\n"
+        << "(common/bench/collective_bench.cpp); run: gnuplot " << gp.filename().string() << "\n"
         << "set terminal svg size 960,540 dynamic noenhanced font 'sans,13' background rgb "
            "'white'\n"
         << "set output '" << svg.filename().string() << "'\n"

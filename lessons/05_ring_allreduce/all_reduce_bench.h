@@ -7,7 +7,7 @@
 // What it prints (rank 0), one block per algorithm, every row the slowest rank's mean
 // over -n calls, best of --rounds rounds:
 //   link    ranks 0 and 1 streaming to each other at once over a raw mesh socket, from
-//           and into one small buffer like iperf (common/collective_bench.h,
+//           and into one small buffer like iperf (common/bench/collective_bench.h,
 //           measure_link): the most two ranks of this machine can move per direction,
 //           the ceiling of a ring step. Three rows, at the largest size:
 //             link       both ways, small buffers: the link itself

@@ -1,7 +1,7 @@
 // all_reduce_ring.cpp: lesson 05: the ring all-reduce, chunked and pipelined (see
 // all_reduce_ring.h, and the README for the cost model).
 //
-// What this is not: the transport. DuplexLink (common/duplex_link.h) moves the bytes:
+// What this is not: the transport. DuplexLink (common/comm/duplex_link.h) moves the bytes:
 // post_send() queues a span for the right neighbour and returns, recv() blocks until a
 // span from the left neighbour has arrived while it keeps sending what is queued. This
 // file decides which bytes go where, and when.

@@ -1,6 +1,6 @@
 // ops.h: lesson 06, the differentiable operations on Variables.
 //
-// Each op computes its result with the kernels of common/tensor_ops.h and, when it must
+// Each op computes its result with the kernels of common/tensor/tensor_ops.h and, when it must
 // (node.h: grad mode on and an input requires grad), records a Node whose apply() is the
 // op's backward formula. You write those formulas:
 //

@@ -2,7 +2,7 @@
 //
 // Each op is a forward function (given) and a Node whose apply() you write. `g` is always
 // dL/d(result), with the result's shape; return one gradient per input, in input order.
-// The Tensor functions of common/tensor_ops.h (add, mul, div, neg, scale, relu_backward,
+// The Tensor functions of common/tensor/tensor_ops.h (add, mul, div, neg, scale, relu_backward,
 // sum_rows, ...) are your vocabulary. Skip an input's gradient (leave it undefined) when
 // !needs_input_grad(i): nobody wants it, and it can be expensive.
 #include "error.h"

@@ -4,7 +4,7 @@
 //   std::map<std::string, std::string> meta = load_checkpoint("mlp.safetensors", model,
 //   &optimizer);
 //
-// One safetensors file (common/safetensors.h), written atomically:
+// One safetensors file (common/data/safetensors.h), written atomically:
 //   "<name>"                 every entry of model.state_dict() ("0.weight", "0.bias", ...)
 //   "optimizer.<i>.<key>"    the optimizer's state_tensors() (momentum buffers, moments)
 //   __metadata__             the caller's strings, plus "optimizer_steps" and "format"

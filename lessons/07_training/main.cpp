@@ -4,7 +4,7 @@
 //   ./lesson07 --optimizer adam --lr 1e-3 --epochs 5
 //   ./lesson07 --data ~/mnist --hidden 128            # plain MNIST, a smaller model
 //
-// Loads the data (common/mnist.h), standardises it with the training set's mean and
+// Loads the data (common/data/mnist.h), standardises it with the training set's mean and
 // standard deviation, builds the MLP (make_mlp), and trains with the learner's modules,
 // optimizer, data loader and training step. After every epoch: one line with the loss,
 // train and test accuracy, samples/s and the share of the step spent in matmul kernels.

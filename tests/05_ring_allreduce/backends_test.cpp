@@ -1,6 +1,6 @@
 // backends_test.cpp: the collective suites of lessons 02-05 (tests/collectives/) on both
 // backends this lesson has: tcp, with the ring installed as all_reduce (install_lesson05),
-// and gloo, the real Gloo library (common/process_group_gloo.h), when the build has it.
+// and gloo, the real Gloo library (common/backends/process_group_gloo.h), when the build has it.
 //
 //   ctest -L lesson05     or     ./build/solutions/test_05 --gtest_filter='Gloo/*'
 //

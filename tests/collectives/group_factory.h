@@ -55,7 +55,7 @@ inline std::unique_ptr<TcpComm> make_tcp_comm(RankContext& ctx, const std::strin
 }
 
 #ifdef COURSE_HAVE_GLOO
-/// A group over the real Gloo library (common/process_group_gloo.h).
+/// A group over the real Gloo library (common/backends/process_group_gloo.h).
 inline std::unique_ptr<ProcessGroup> make_gloo_group(RankContext& ctx,
                                                      const std::string& name = "pg") {
   GlooOptions options;

@@ -13,7 +13,7 @@
 // Each test of a world-parameterised suite runs every count, root, op and in/out of place
 // variant on one group, so one group (one mesh) serves a few hundred calls.
 //
-// What this is not: the serial answers; those are in common/collective_oracle.h, shared
+// What this is not: the serial answers; those are in common/check/collective_oracle.h, shared
 // with the drivers and the benchmarks.
 #pragma once
 

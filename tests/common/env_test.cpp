@@ -1,4 +1,4 @@
-// env_test.cpp: tests of common/env.h: torchrun, Slurm and Open MPI variables, and the
+// env_test.cpp: tests of common/runtime/env.h: torchrun, Slurm and Open MPI variables, and the
 // one-line errors for what is missing or malformed.
 // Run alone: ./build/<dir>/tests/common/test_common --gtest_filter='Env*'
 #include "env.h"

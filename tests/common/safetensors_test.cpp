@@ -1,4 +1,4 @@
-// safetensors_test.cpp: common/safetensors.h: the format byte by byte, bit-exact round
+// safetensors_test.cpp: common/data/safetensors.h: the format byte by byte, bit-exact round
 // trips (NaN payloads, -0, denormals), atomic replacement, and clear errors on damaged
 // files.
 //

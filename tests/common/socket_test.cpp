@@ -1,4 +1,4 @@
-// socket_test.cpp: tests of common/socket.h over real loopback TCP connections.
+// socket_test.cpp: tests of common/runtime/socket.h over real loopback TCP connections.
 //
 // Covers frames of every awkward size (0, 1, around the 8-byte header, 64 MiB), partial
 // reads and writes, a peer that closes, timeouts, a port in use and connect retries.

@@ -1,4 +1,4 @@
-// tensor_rng_test.cpp: the seeded generator of common/rng.h (PCG32).
+// tensor_rng_test.cpp: the seeded generator of common/data/rng.h (PCG32).
 //
 //   ./build/solutions/tests/common/test_common --gtest_filter='Rng*'
 #include <gtest/gtest.h>
