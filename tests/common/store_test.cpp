@@ -1,4 +1,5 @@
-// store_test.cpp: tests of common/runtime/store.h and common/runtime/handshake.h (clients as threads).
+// store_test.cpp: tests of common/runtime/store.h and common/runtime/handshake.h (clients as
+// threads).
 //
 // Covers every store operation, a GET that waits for a later SET, timeouts naming the key,
 // barriers reused across rounds, strangers (wrong token, garbage bytes, silence) refused
