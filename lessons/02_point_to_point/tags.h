@@ -1,7 +1,8 @@
 // tags.h: lesson 02: who owns which message tag.
 //
 //   tag >= 0   the user's point-to-point messages (ProcessGroup::send/recv/isend/irecv)
-//   tag <  0   the collectives of lessons 03-05, one tag each
+//   tag <  0   the collectives, one tag each; lessons 03 and 04 here, later lessons in
+//              the range below, each defining its own tags in its own header
 //
 // Every message carries its tag (message.h), and a receive checks it. Since messages
 // between two ranks are matched in order, a rank that calls collectives in another order
@@ -24,9 +25,10 @@ inline constexpr int kBarrier = -4;
 // Lesson 04
 inline constexpr int kReduce = -5;
 inline constexpr int kAllToAll = -6;
-// Lesson 05: its ring uses -10 .. -19. Later lessons: -20 and below.
-inline constexpr int kRingReduceScatter = -10;
-inline constexpr int kRingAllGather = -11;
+// Lesson 05's ring all-reduce: -10 .. -19 (all_reduce_ring.h). Later lessons: -20 and
+// below, ten tags each, named in tag_name.
+inline constexpr int kFirstRingTag = -10;
+inline constexpr int kLastRingTag = -19;
 
 /// "tag 3" for a user tag; "tag -1 (broadcast)" for a collective's.
 inline std::string tag_name(int tag) {
@@ -50,13 +52,8 @@ inline std::string tag_name(int tag) {
     case kAllToAll:
       owner = "all_to_all";
       break;
-    case kRingReduceScatter:
-      owner = "ring reduce-scatter";
-      break;
-    case kRingAllGather:
-      owner = "ring all-gather";
-      break;
     default:
+      if (tag <= kFirstRingTag && tag >= kLastRingTag) owner = "ring all-reduce";
       break;
   }
   std::string name = "tag " + std::to_string(tag);

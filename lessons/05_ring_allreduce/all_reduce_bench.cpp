@@ -12,6 +12,7 @@
 #include "process_group_factory.h"
 #include "process_group_tcp.h"
 #include "reductions.h"
+#include "ring_allreduce.h"
 
 namespace course {
 

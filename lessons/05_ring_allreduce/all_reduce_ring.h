@@ -26,9 +26,15 @@
 #include <span>
 
 #include "process_group_tcp.h"
+#include "tags.h"
 #include "tcp_comm.h"
 
 namespace course {
+
+namespace tags {
+/// The tag of the ring's header (tags.h gives lesson 05 the tags -10 .. -19).
+inline constexpr int kRingAllReduce = kFirstRingTag;
+}  // namespace tags
 
 /// Chunk size of the pipeline, in float32 elements (256 KiB): large enough that a system
 /// call moves a lot of bytes, small enough that a received chunk is still in the CPU's
@@ -73,10 +79,5 @@ size_t ring_segment_count(size_t count, int world, int segment);
 void all_reduce_ring(TcpComm& comm, std::span<float> data, ReduceOp op,
                      size_t chunk_elements = kRingChunkElements,
                      size_t sender_thread_bytes = kRingSenderThreadBytes);
-
-/// Puts lesson 05 into the tcp backend: everything of lessons 02-04 (install_lesson04),
-/// with all_reduce replaced by all_reduce_ring. names["all_reduce"] says which runs;
-/// lesson 04's all_reduce_naive stays callable by its name for comparison.
-void install_lesson05(TcpAlgorithms& algorithms);
 
 }  // namespace course

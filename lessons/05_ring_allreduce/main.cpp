@@ -27,6 +27,7 @@
 #include "full_mesh.h"
 #include "handshake.h"
 #include "process_group_factory.h"
+#include "ring_allreduce.h"
 
 namespace {
 

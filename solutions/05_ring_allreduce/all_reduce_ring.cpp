@@ -15,7 +15,6 @@
 #include "error.h"
 #include "message.h"
 #include "reduce_kernels.h"
-#include "reductions.h"
 #include "tags.h"
 
 namespace course {
@@ -43,9 +42,9 @@ namespace {
 // collective) is caught here, before a single payload byte is misread.
 void check_ring_header(const MessageHeader& theirs, int left, int rank, size_t count) {
   const std::string route = "rank " + std::to_string(left) + " -> rank " + std::to_string(rank);
-  if (theirs.magic != kMessageMagic || theirs.tag != tags::kRingReduceScatter) {
+  if (theirs.magic != kMessageMagic || theirs.tag != tags::kRingAllReduce) {
     throw ProtocolError("all_reduce_ring " + route + ": expected the ring's header (" +
-                        tags::tag_name(tags::kRingReduceScatter) + ") but got magic " +
+                        tags::tag_name(tags::kRingAllReduce) + ") but got magic " +
                         std::to_string(theirs.magic) + ", " + tags::tag_name(theirs.tag) +
                         ": rank " + std::to_string(left) +
                         " is in another collective; call "
@@ -146,7 +145,7 @@ void all_reduce_ring(TcpComm& comm, std::span<float> data, ReduceOp op, size_t c
   const int left = (rank + world - 1) % world;
   const size_t count = data.size();
   // Declared out here: a posted buffer must outlive the link's final flush.
-  const MessageHeader mine{kMessageMagic, tags::kRingReduceScatter, count};
+  const MessageHeader mine{kMessageMagic, tags::kRingAllReduce, count};
 
   // Small buffers: one thread, no hand-off. Large ones: a second thread sends while this
   // one receives and reduces (duplex_link.h; the benchmark shows the crossover).
@@ -200,14 +199,6 @@ void all_reduce_ring(TcpComm& comm, std::span<float> data, ReduceOp op, size_t c
     }
     // END SOLUTION
   });
-}
-
-void install_lesson05(TcpAlgorithms& algorithms) {
-  install_lesson04(algorithms);
-  algorithms.all_reduce = [](TcpComm& comm, std::span<float> data, ReduceOp op) {
-    all_reduce_ring(comm, data, op);
-  };
-  algorithms.names["all_reduce"] = "ring (lesson 05)";
 }
 
 }  // namespace course

@@ -9,6 +9,10 @@
 
 namespace course::test {
 
+void install_suite_algorithms(TcpAlgorithms& algorithms) {
+  install_lesson03(algorithms);
+}
+
 INSTANTIATE_TEST_SUITE_P(Tcp, OneToAll, testing::ValuesIn(world_params({"tcp"})), world_param_name);
 
 namespace {

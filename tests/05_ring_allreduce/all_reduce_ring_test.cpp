@@ -16,6 +16,7 @@
 
 #include "../collectives/suite.h"
 #include "reductions.h"
+#include "ring_allreduce.h"
 
 namespace course::test {
 namespace {
@@ -150,8 +151,8 @@ TEST_P(AllReduceRing, AgreesWithTheNaiveAllReduceToTheBit) {
 }
 
 // A rank that passes one element more: the ring's header catches it before any payload
-// moves. Its neighbours throw ProtocolError naming both counts; every other rank fails
-// too (the abort cascades around the ring), and nobody hangs.
+// moves. Its neighbours throw ProtocolError naming the sender and both counts; every other rank
+// fails too (the abort cascades around the ring), and nobody hangs.
 TEST_P(AllReduceRing, MismatchedCountsFailOnEveryRankInsteadOfHanging) {
   if (world() < 2) GTEST_SKIP() << "needs two ranks";
   run_ranks(
@@ -165,9 +166,21 @@ TEST_P(AllReduceRing, MismatchedCountsFailOnEveryRankInsteadOfHanging) {
           all_reduce_ring(*comm, data, ReduceOp::SUM);
           ADD_FAILURE() << "all_reduce_ring returned although rank " << odd << " passed 6 elements";
         } catch (const ProtocolError& e) {
+          // The odd rank's right neighbour (rank 0) reads its header, and the odd rank
+          // reads its left neighbour's: each names the sender's count and its own.
           const std::string what = e.what();
-          EXPECT_NE(what.find('5'), std::string::npos) << what;
-          EXPECT_NE(what.find('6'), std::string::npos) << what;
+          const int left = (ctx.rank - 1 + ctx.world) % ctx.world;
+          if (ctx.rank == 0 || ctx.rank == odd) {
+            const size_t theirs = left == odd ? 6 : 5;
+            EXPECT_NE(what.find("rank " + std::to_string(left) + " all-reduces " +
+                                std::to_string(theirs) + " elements"),
+                      std::string::npos)
+                << "rank " << ctx.rank << ": " << what;
+            EXPECT_NE(what.find("rank " + std::to_string(ctx.rank) + " " +
+                                std::to_string(data.size()) + ";"),
+                      std::string::npos)
+                << "rank " << ctx.rank << ": " << what;
+          }
         } catch (const Error& e) {
           // Not a neighbour of the odd rank: the abort reached it as a closed connection.
           EXPECT_TRUE(ctx.rank != odd && ctx.rank != 0) << "rank " << ctx.rank << ": " << e.what();

@@ -9,8 +9,13 @@
 #include "../collectives/suite_one_to_all.h"
 #include "../collectives/suite_point_to_point.h"
 #include "../collectives/suite_reductions.h"
+#include "ring_allreduce.h"
 
 namespace course::test {
+
+void install_suite_algorithms(TcpAlgorithms& algorithms) {
+  install_lesson05(algorithms);
+}
 
 INSTANTIATE_TEST_SUITE_P(Ring, Reductions, testing::ValuesIn(world_params({"tcp"})),
                          world_param_name);
