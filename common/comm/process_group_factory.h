@@ -10,8 +10,9 @@
 //
 // "tcp" builds a TcpProcessGroup over a fresh full mesh with the recipe's algorithms (the
 // lesson code: common/ cannot name it, so the caller hands it over); "gloo" builds a
-// GlooProcessGroup, or throws ConfigError when this build has no Gloo. This file is the
-// one place that knows whether Gloo was compiled in.
+// GlooProcessGroup, or throws ConfigError when this build has no Gloo. In common/, this
+// is the only file that asks whether Gloo was compiled in (COURSE_HAVE_GLOO); the gloo
+// backend's own files are compiled only when it was.
 //
 // What this is not: the tests' factory (tests/collectives/group_factory.h picks the
 // algorithms per test binary at link time).

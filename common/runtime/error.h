@@ -3,7 +3,10 @@
 // Everything in common/ reports failure by throwing a course::Error subclass. The message
 // always starts with who failed ("rank 3 (pid 4242 on lab07)") so that, in the interleaved
 // output of eight ranks, the reader knows which process spoke, and ends with what to do.
-// C calls (sockets, Gloo, NCCL, CUDA) go through COURSE_CHECK_SYS, the one checking macro.
+// Each library's way of failing has one check that turns it into this hierarchy:
+// COURSE_CHECK_SYS below for calls that set errno (sockets, files), COURSE_CHECK_GLOO
+// (gloo_check.h) for Gloo's exceptions, check_cuda and check_cublas for CUDA's status
+// codes (tensor_kernels_cuda.cu).
 //
 // What this is not: a logging framework. log_warning() prints one line to stderr.
 #pragma once
@@ -35,35 +38,30 @@ class Error : public std::runtime_error {
 /// Bad configuration: a missing environment variable, a bad flag, inconsistent sizes.
 class ConfigError : public Error {
  public:
-  /// Takes the message, as Error does.
   using Error::Error;
 };
 
 /// A system call or library call failed (socket, file, Gloo, NCCL, CUDA).
 class SystemError : public Error {
  public:
-  /// Takes the message, as Error does.
   using Error::Error;
 };
 
 /// The network failed: a peer is unreachable, or the connection broke.
 class NetworkError : public Error {
  public:
-  /// Takes the message, as Error does.
   using Error::Error;
 };
 
 /// The peer closed the connection (it exited or crashed).
 class PeerClosedError : public NetworkError {
  public:
-  /// Takes the message, as Error does.
   using NetworkError::NetworkError;
 };
 
 /// A blocking operation did not complete within its timeout.
 class TimeoutError : public NetworkError {
  public:
-  /// Takes the message, as Error does.
   using NetworkError::NetworkError;
 };
 
@@ -71,7 +69,6 @@ class TimeoutError : public NetworkError {
 /// of another size or tag than the receiver expects.
 class ProtocolError : public Error {
  public:
-  /// Takes the message, as Error does.
   using Error::Error;
 };
 
