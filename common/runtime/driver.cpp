@@ -56,7 +56,8 @@ int run_rank(const DriverConfig& config, DriverContext& ctx,
   try {
     if (config.distributed) {
       // Name the rank in errors even when the rest of the environment is incomplete.
-      const std::string rank_text = env_or("RANK", env_or("SLURM_PROCID", ""));
+      const std::string rank_text =
+          env_or("RANK", env_or("SLURM_PROCID", env_or("OMPI_COMM_WORLD_RANK", "")));
       if (!rank_text.empty() && rank_text.find_first_not_of("0123456789") == std::string::npos) {
         set_process_rank(std::stoi(rank_text));
       }
@@ -109,7 +110,8 @@ int launch_ranks(const DriverConfig& config, const DriverArgs& args, int argc, c
     if (!v.empty()) detail += ": " + v;
   }
   print_verdict(config.name, "FAIL", detail);
-  return 1;
+  // Stopped by SIGINT or SIGTERM: 128 + the signal, as a shell reports it (130 for Ctrl-C).
+  return result.first_failed < 0 && result.exit_code > 128 ? result.exit_code : 1;
 }
 
 }  // namespace
