@@ -39,9 +39,7 @@ std::string activity_read(const char* slot, size_t size) {
 thread_local std::string t_current;
 thread_local bool t_ignored = false;
 
-void activity_ignore_this_thread() {
-  t_ignored = true;
-}
+void activity_ignore_this_thread() { t_ignored = true; }
 
 ActivityScope::ActivityScope(const std::string& what) {
   if (t_ignored || g_slot.load(std::memory_order_acquire) == nullptr) return;

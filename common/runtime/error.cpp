@@ -19,12 +19,8 @@ std::string host_name() {
 }
 }  // namespace
 
-void set_process_rank(int rank) {
-  g_rank.store(rank);
-}
-int process_rank() {
-  return g_rank.load();
-}
+void set_process_rank(int rank) { g_rank.store(rank); }
+int process_rank() { return g_rank.load(); }
 
 std::string who() {
   static const std::string host = host_name();

@@ -107,13 +107,12 @@ std::string repo_relative(const char* file);
 /// Checks a C call that returns -1 (or any negative value) and sets errno on failure.
 /// Evaluates `expr` exactly once and yields its value.
 ///   int fd = COURSE_CHECK_SYS(::socket(AF_INET, SOCK_STREAM, 0), "socket()");
-#define COURSE_CHECK_SYS(expr, what)                                  \
-  ([&]() {                                                            \
-    auto course_check_result_ = (expr);                               \
+#define COURSE_CHECK_SYS(expr, what)                           \
+  ([&]() {                                                      \
+    auto course_check_result_ = (expr);                         \
     if (course_check_result_ < 0) ::course::throw_system_error(what); \
-    return course_check_result_;                                      \
+    return course_check_result_;                                \
   }())
 
 /// The body of a lesson stub: throws NotImplementedError naming this file and line.
-#define COURSE_TODO() \
-  throw ::course::NotImplementedError(::course::repo_relative(__FILE__), __LINE__)
+#define COURSE_TODO() throw ::course::NotImplementedError(::course::repo_relative(__FILE__), __LINE__)
