@@ -37,17 +37,13 @@ int print_verdict(const std::string& name, const std::string& kind, const std::s
   return 1;
 }
 
-// Rank 0 hosts the store, so it must leave last. Every other rank reports that it is done
-// with one ADD, which the store answers while rank 0 is still waiting; the last to report
-// sets "driver/all_left", which rank 0 waits for before it closes the store.
+// Rank 0 hosts the store, so it must leave last. Every other rank reports that it is done,
+// which the store answers while rank 0 is still waiting; rank 0 waits for all of them
+// before it closes the store, and names any rank that never comes (store.h).
 void leave_store(DriverContext& ctx) {
   if (ctx.world() == 1) return;
-  StoreClient& store = ctx.store();
-  if (ctx.rank() != 0) {
-    if (store.add("driver/left", 1) == ctx.world() - 1) store.set("driver/all_left", "1");
-  } else {
-    store.get("driver/all_left");
-  }
+  monitored_barrier(ctx.store(), "driver/exit", ctx.rank(), ctx.world(), default_timeout(),
+                    /*wait_for_release=*/false);
 }
 
 // Runs rank_main, turning its outcome (or exception) into the verdict line and exit code.
