@@ -37,17 +37,13 @@ int print_verdict(const std::string& name, const std::string& kind, const std::s
   return 1;
 }
 
-// Rank 0 hosts the store, so it must leave last. Every other rank reports that it is done
-// with one ADD, which the store answers while rank 0 is still waiting; the last to report
-// sets "driver/all_left", which rank 0 waits for before it closes the store.
+// Rank 0 hosts the store, so it must leave last. Every other rank reports that it is done,
+// which the store answers while rank 0 is still waiting; rank 0 waits for all of them
+// before it closes the store, and names any rank that never comes (store.h).
 void leave_store(DriverContext& ctx) {
   if (ctx.world() == 1) return;
-  StoreClient& store = ctx.store();
-  if (ctx.rank() != 0) {
-    if (store.add("driver/left", 1) == ctx.world() - 1) store.set("driver/all_left", "1");
-  } else {
-    store.get("driver/all_left");
-  }
+  monitored_barrier(ctx.store(), "driver/exit", ctx.rank(), ctx.world(), default_timeout(),
+                    /*wait_for_release=*/false);
 }
 
 // Runs rank_main, turning its outcome (or exception) into the verdict line and exit code.
@@ -56,7 +52,8 @@ int run_rank(const DriverConfig& config, DriverContext& ctx,
   try {
     if (config.distributed) {
       // Name the rank in errors even when the rest of the environment is incomplete.
-      const std::string rank_text = env_or("RANK", env_or("SLURM_PROCID", ""));
+      const std::string rank_text =
+          env_or("RANK", env_or("SLURM_PROCID", env_or("OMPI_COMM_WORLD_RANK", "")));
       if (!rank_text.empty() && rank_text.find_first_not_of("0123456789") == std::string::npos) {
         set_process_rank(std::stoi(rank_text));
       }
@@ -109,7 +106,8 @@ int launch_ranks(const DriverConfig& config, const DriverArgs& args, int argc, c
     if (!v.empty()) detail += ": " + v;
   }
   print_verdict(config.name, "FAIL", detail);
-  return 1;
+  // Stopped by SIGINT or SIGTERM: 128 + the signal, as a shell reports it (130 for Ctrl-C).
+  return result.first_failed < 0 && result.exit_code > 128 ? result.exit_code : 1;
 }
 
 }  // namespace

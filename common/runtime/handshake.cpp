@@ -11,10 +11,14 @@
 // whose first 8 bytes read as a huge length is refused before anything is allocated, and a
 // silent peer is dropped after the hello timeout.
 //
-// What this is not: authentication. The token keeps two jobs on one machine apart; it is
-// not a secret against an attacker on the network.
+// What this is not: authentication. The token keeps two jobs on one machine apart. The
+// launcher's token is random per run, but one derived from MASTER_ADDR:MASTER_PORT (ranks
+// started by hand, mpirun, srun, several nodes) can be computed by anyone who knows the
+// port: export the same COURSE_JOB_TOKEN=<a secret> to every rank (or every node's
+// launcher) to make it unguessable. Even then it is sent in the clear.
 #include "handshake.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -86,12 +90,34 @@ std::string job_token() {
 
 void hello_send(Socket& sock, const Hello& hello, Millis timeout) {
   sock.send_frame(encode(hello), timeout);
-  const std::string answer = sock.recv_frame(timeout, kMaxHelloBytes);
+  // A course listener answers at once (its accept loop never waits on anyone else), so a
+  // listener that stays silent, or answers in another protocol, is some other program on
+  // that port: say so in seconds instead of waiting out the whole timeout.
+  const Millis wait = std::min(timeout, kHelloAnswerDeadline);
+  const std::string not_course =
+      ": the program listening there is not a course process (another program on that port? "
+      "Pick a free MASTER_PORT)";
+  std::string answer;
+  try {
+    answer = sock.recv_frame(wait, kMaxHelloBytes);
+  } catch (const TimeoutError&) {
+    throw ProtocolError(sock.peer_name() + " did not answer our hello (" + hello.purpose +
+                        ") within " + std::to_string(wait.count() / 1000) + " s" + not_course);
+  } catch (const ProtocolError&) {
+    throw ProtocolError(sock.peer_name() + " answered our hello (" + hello.purpose +
+                        ") with bytes that are not a course frame" + not_course);
+  } catch (const PeerClosedError&) {
+    throw ProtocolError(sock.peer_name() + " closed the connection instead of answering our " +
+                        "hello (" + hello.purpose + ")" + not_course);
+  }
   if (answer == "ok") return;
   const std::string prefix = "refused: ";
-  const std::string reason =
-      answer.compare(0, prefix.size(), prefix) == 0 ? answer.substr(prefix.size()) : answer;
-  throw ProtocolError(sock.peer_name() + " refused our hello (" + hello.purpose + "): " + reason +
+  if (answer.compare(0, prefix.size(), prefix) != 0) {
+    throw ProtocolError(sock.peer_name() + " answered our hello (" + hello.purpose +
+                        ") with something other than \"ok\" or a refusal" + not_course);
+  }
+  throw ProtocolError(sock.peer_name() + " refused our hello (" + hello.purpose +
+                      "): " + answer.substr(prefix.size()) +
                       ". Every rank of one job needs the same MASTER_ADDR, MASTER_PORT and "
                       "COURSE_JOB_TOKEN");
 }

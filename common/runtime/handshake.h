@@ -6,9 +6,11 @@
 // reason, then closes. A stranger (another job's rank, a port scanner, garbage bytes) is
 // refused and logged; the listener keeps serving its own job.
 //
-// The token comes from COURSE_JOB_TOKEN (set by the launcher to a random value per run).
-// When it is unset (ranks started by hand, mpirun, srun) it is derived from MASTER_ADDR
-// and MASTER_PORT, so all ranks of one job agree and two jobs on one machine differ.
+// The token comes from COURSE_JOB_TOKEN (set by the launcher to a random value per run;
+// export a secret of your own to every rank, or to every node's launcher, and it is used
+// as is). When it is unset (ranks started by hand, mpirun, srun) it is derived from
+// MASTER_ADDR and MASTER_PORT, so all ranks of one job agree and two jobs on one machine
+// differ; such a token is computable by anyone who knows the port.
 #pragma once
 
 #include <string>
@@ -32,8 +34,12 @@ std::string job_token();
 /// nodes, so that its ranks and ranks started by hand agree.
 std::string derive_job_token(const std::string& master_addr, int master_port);
 
-/// Dialing side: sends the hello and waits for the answer. Throws ProtocolError with the
-/// listener's reason when refused.
+/// How long hello_send waits for the answer (at most): a course listener answers at once.
+constexpr Millis kHelloAnswerDeadline{10'000};
+
+/// Dialing side: sends the hello and waits for the answer (up to kHelloAnswerDeadline).
+/// Throws ProtocolError with the listener's reason when refused, and one saying that
+/// another program listens there when the answer does not come or is not a course answer.
 void hello_send(Socket& sock, const Hello& hello, Millis timeout = default_timeout());
 
 /// Listening side: reads the hello within `timeout`, checks magic, token and purpose.

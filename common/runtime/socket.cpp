@@ -32,86 +32,15 @@
 
 #include "activity.h"
 #include "error.h"
+#include "socket_detail.h"
 
 namespace course {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-/// Timeouts at least this long mean "wait forever" (and keep the clock arithmetic from
-/// overflowing when a caller passes Millis::max()).
-constexpr Millis kForever{1LL << 40};
-
-/// "120 s", "1.5 s" or "250 ms": a timeout as a person reads it.
-std::string describe(Millis t) {
-  if (t >= kForever) return "forever";
-  if (t.count() < 1000) return std::to_string(t.count()) + " ms";
-  if (t.count() % 1000 == 0) return std::to_string(t.count() / 1000) + " s";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f s", t.count() / 1000.0);
-  return buf;
-}
-
-/// The point in time by which one call must be done.
-class Deadline {
- public:
-  explicit Deadline(Millis timeout) : timeout_(std::max(timeout, Millis(0))) {
-    if (timeout_ < kForever) at_ = Clock::now() + timeout_;
-  }
-  bool forever() const { return timeout_ >= kForever; }
-  /// What to give poll(): -1 to wait forever, 0 when the deadline has passed.
-  int poll_ms() const {
-    if (forever()) return -1;
-    const auto left = std::chrono::ceil<Millis>(at_ - Clock::now()).count();
-    return static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
-  }
-  bool expired() const { return !forever() && Clock::now() >= at_; }
-  std::string describe() const { return course::describe(timeout_); }
-
- private:
-  Millis timeout_;
-  Clock::time_point at_{};
-};
-
-/// Waits until fd is ready for `events` (POLLIN or POLLOUT). False when the deadline passed.
-/// Error and hang-up conditions count as ready: the next send/recv reports them.
-bool wait_ready(int fd, short events, const Deadline& deadline) {
-  while (true) {
-    pollfd p{fd, events, 0};
-    const int rc = ::poll(&p, 1, deadline.poll_ms());
-    if (rc > 0) return true;
-    if (rc == 0) return false;
-    if (errno != EINTR) throw_system_error("poll() on a socket");
-  }
-}
-
-/// "10.0.0.7:41234" for an IPv4 or IPv6 socket address.
-std::string format_address(const sockaddr_storage& addr) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (addr.ss_family == AF_INET) {
-    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
-    ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-    port = ntohs(a->sin_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
-  if (addr.ss_family == AF_INET6) {
-    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
-    ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-    port = ntohs(a->sin6_port);
-    return "[" + std::string(host) + "]:" + std::to_string(port);
-  }
-  if (addr.ss_family == AF_UNIX) return "a unix socket";
-  return "an unknown address";
-}
-
-std::string peer_address(int fd) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof(addr);
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "an unknown peer";
-  return format_address(addr);
-}
-
+using detail::Clock;
+using detail::Deadline;
+using detail::kForever;
+using detail::wait_ready;
 /// The network error for errno `err` while talking to `peer`.
 [[noreturn]] void throw_io_error(int err, const std::string& op, const std::string& peer) {
   if (err == EPIPE || err == ECONNRESET) {
@@ -294,7 +223,7 @@ Socket::Socket(int fd, std::string peer_name) : fd_(fd), peer_name_(std::move(pe
   // up to 40 ms for Nagle's algorithm to batch them. Fails harmlessly on non-TCP sockets.
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (peer_name_.empty()) peer_name_ = peer_address(fd_);
+  if (peer_name_.empty()) peer_name_ = detail::peer_address(fd_);
 }
 
 Socket::~Socket() {
@@ -380,8 +309,15 @@ std::string Socket::recv_frame(Millis timeout, size_t max_bytes) {
                         " allowed here: it is not speaking this protocol (a stranger, or " +
                         "garbage on the wire)");
   }
-  std::string bytes(n, '\0');
-  recv_exact(fd_, bytes.data(), n, deadline, peer_name_);
+  // Grow with what arrives, not with what was announced: a peer that announces 64 MiB and
+  // then sends nothing (or trickles) costs what it sent, never the announced size.
+  std::string bytes;
+  while (bytes.size() < n) {
+    const size_t have = bytes.size();
+    const size_t piece = std::min<size_t>(n - have, std::max<size_t>(have, 1u << 20));
+    bytes.resize(have + piece);
+    recv_exact(fd_, bytes.data() + have, piece, deadline, peer_name_);
+  }
   return bytes;
 }
 
@@ -404,102 +340,7 @@ void Socket::close() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Listener
-
-Listener::Listener(const std::string& host, int port, int backlog) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), std::to_string(port).c_str(),
-                               &hints, &found);
-  if (rc != 0) {
-    throw ConfigError("cannot listen on '" + host + "': " + ::gai_strerror(rc) +
-                      ". Give an address of this machine (or 0.0.0.0 for all of them)");
-  }
-  int err = 0;
-  for (addrinfo* ai = found; ai != nullptr && fd_ < 0; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) continue;
-    // SO_REUSEADDR lets a restarted job bind a port whose old connections sit in TIME_WAIT.
-    // (It does not let two listeners share a port; that would be SO_REUSEPORT.)
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, backlog) == 0) {
-      fd_ = fd;
-    } else {
-      err = errno;
-      ::close(fd);
-    }
-  }
-  ::freeaddrinfo(found);
-  if (fd_ < 0) {
-    if (err == EADDRINUSE) {
-      throw ConfigError("port " + std::to_string(port) + " on " + host +
-                        " is already in use: pick another port (or unset MASTER_PORT and "
-                        "let the launcher choose a free one)");
-    }
-    if (err == EADDRNOTAVAIL) {
-      throw ConfigError("cannot listen on " + host + ": it is not an address of this machine");
-    }
-    errno = err;
-    throw_system_error("listening on " + host + ":" + std::to_string(port));
-  }
-  sockaddr_storage addr{};
-  socklen_t len = sizeof(addr);
-  COURSE_CHECK_SYS(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), "getsockname()");
-  port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                     : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-}
-
-Listener::~Listener() {
-  close();
-}
-
-Listener::Listener(Listener&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), port_(std::exchange(other.port_, 0)) {}
-
-Listener& Listener::operator=(Listener&& other) noexcept {
-  if (this != &other) {
-    close();
-    fd_ = std::exchange(other.fd_, -1);
-    port_ = std::exchange(other.port_, 0);
-  }
-  return *this;
-}
-
-Socket Listener::accept(Millis timeout) {
-  const Deadline deadline(timeout);
-  while (true) {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof(addr);
-    // The listening fd is non-blocking, so accept4 never waits: poll() does, with the
-    // deadline. The new connection is a blocking fd (no SOCK_NONBLOCK) closed on exec.
-    const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_CLOEXEC);
-    if (fd >= 0) return Socket(fd, format_address(addr));
-    if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      ActivityScope activity("accept on port " + std::to_string(port_));
-      if (wait_ready(fd_, POLLIN, deadline)) continue;
-      throw TimeoutError("no connection arrived on port " + std::to_string(port_) + " within " +
-                         deadline.describe() + ": did every rank start?");
-    }
-    throw_system_error("accept() on port " + std::to_string(port_));
-  }
-}
-
-void Listener::close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
-// ---------------------------------------------------------------------------------------
 // Small helpers
-
-int find_free_port(const std::string& host) {
-  return Listener(host, 0).port();
-}
 
 std::string host_name() {
   char buf[256] = {0};

@@ -4,7 +4,8 @@
 // n bytes, looping over partial reads and writes and EINTR; recv_all throws
 // PeerClosedError when the peer closes mid-message and TimeoutError when the deadline
 // passes. Frames are a 8-byte little-endian length followed by that many bytes.
-// Listener owns a listening socket. Every connected socket has TCP_NODELAY set.
+// Listener owns a listening socket and vets new connections (listener.cpp). Every
+// connected socket has TCP_NODELAY set.
 //
 // What this is not: an event loop. Each call blocks the calling thread (with a timeout).
 //
@@ -82,15 +83,23 @@ class Socket {
   std::string peer_name_;
 };
 
-/// A listening TCP socket.
+/// A listening TCP socket that vets what connects to it (listener.cpp): accept() hands
+/// out a connection only once it has sent its first bytes, so silent strangers cannot hold
+/// up the connections behind them. Every course protocol's dialer speaks first (the hello
+/// of handshake.h); accept_any() is for a protocol where the listening side speaks first.
 class Listener {
  public:
+  /// How long a new connection may stay silent before it is closed.
+  static constexpr Millis kHelloDeadline{10'000};
+  /// At most this many connections wait for their first bytes; the oldest is dropped.
+  static constexpr size_t kMaxPending = 256;
+
   Listener() = default;
   /// Binds host:port (port 0: the kernel picks a free one) and listens. A port in use
   /// throws ConfigError naming the port and saying to pick another (or unset MASTER_PORT).
   Listener(const std::string& host, int port, int backlog = 128);
   ~Listener();
-  /// Takes other's listening socket; other is left invalid.
+  /// Takes other's listening socket and waiting connections; other is left invalid.
   Listener(Listener&& other) noexcept;
   /// Closes this socket, then takes other's; other is left invalid.
   Listener& operator=(Listener&& other) noexcept;
@@ -101,14 +110,33 @@ class Listener {
   int port() const { return port_; }
   /// The file descriptor, or -1.
   int fd() const { return fd_; }
-  /// Waits up to `timeout` for one connection. Throws TimeoutError.
+  /// Waits up to `timeout` for a connection that has sent something, while vetting every
+  /// other one that arrives meanwhile (see above). Throws TimeoutError. Returns an invalid
+  /// Socket when the wake fd (set_wake_fd) became readable.
   Socket accept(Millis timeout = default_timeout());
-  /// Stops listening; later connection attempts are refused.
+  /// Waits up to `timeout` for one connection and returns it at once, silent or not.
+  /// Throws TimeoutError.
+  Socket accept_any(Millis timeout = default_timeout());
+  /// A file descriptor that, once readable, makes accept() return an invalid Socket (a
+  /// server's stop signal). -1: none.
+  void set_wake_fd(int fd) { wake_fd_ = fd; }
+  /// Stops listening (later connection attempts are refused) and drops waiting connections.
   void close();
 
  private:
+  struct Pending {
+    int fd;
+    std::string name;
+    std::chrono::steady_clock::time_point expires;
+  };
+  /// Moves every connection from the kernel's backlog into pending_. False on an error
+  /// other than "none left" (errno says which).
+  bool accept_backlog();
+
   int fd_ = -1;
   int port_ = 0;
+  std::vector<Pending> pending_;
+  int wake_fd_ = -1;
 };
 
 /// A free TCP port on host right now (bind to 0, read it, close). Another process may take

@@ -6,8 +6,11 @@
 //                 ──accept──> connection thread 2: ...
 //                 ──accept──> connection thread for a stranger: hello refused, ends
 //
-// The hello runs on the connection's own thread, so a stranger that connects and says
-// nothing holds up only its own thread (until the hello timeout), never the accept loop.
+// The accept thread hands out only connections that have sent their first bytes
+// (listener.cpp), so a stranger that connects and says nothing never gets a thread; the
+// hello then runs on the connection's own thread. At most kMaxStoreConnections are served
+// at once, and a request may be at most kMaxStoreRequestBytes (store.h): a client cannot
+// make rank 0 run a thousand threads or allocate gigabytes.
 // A GET for a missing key waits on the server, on its connection's thread, for a
 // condition variable that every SET and ADD notifies: no client polls.
 //
@@ -95,28 +98,32 @@ struct StoreServer::Impl {
 void StoreServer::Impl::accept_loop() {
   activity_ignore_this_thread();
   while (true) {
-    pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {wake[0], POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      log_warning("store: poll() failed, the store stops accepting: " +
-                  std::string(std::strerror(errno)));
-      return;
-    }
-    if (fds[1].revents != 0) return;  // the destructor asked us to stop
-    reap_finished();
+    Socket sock;
     try {
-      auto conn = std::make_unique<Connection>();
-      conn->sock = listener.accept(Millis(0));
-      Connection& c = *conn;
-      connections.push_back(std::move(conn));
-      c.thread = std::thread([this, &c] { serve(c); });
+      // Only connections that have said something come out (listener.cpp): silent ones
+      // never cost a thread. An invalid socket means the destructor asked us to stop.
+      sock = listener.accept(Millis::max());
+      if (!sock.valid()) return;
     } catch (const TimeoutError&) {
-      // The connection went away between poll() and accept(); nothing to do.
+      continue;
     } catch (const Error& e) {
       // Out of file descriptors, say: keep serving the connections we have.
       log_warning(std::string("store: accept failed: ") + e.detail());
       std::this_thread::sleep_for(Millis(50));
+      continue;
     }
+    reap_finished();
+    if (connections.size() >= kMaxStoreConnections) {
+      log_warning("store: refused a connection from " + sock.peer_name() + ": it already serves " +
+                  std::to_string(kMaxStoreConnections) +
+                  " connections, the most it takes (a job has one per rank)");
+      continue;  // closing it tells the client
+    }
+    auto conn = std::make_unique<Connection>();
+    conn->sock = std::move(sock);
+    Connection& c = *conn;
+    connections.push_back(std::move(conn));
+    c.thread = std::thread([this, &c] { serve(c); });
   }
 }
 
@@ -136,7 +143,7 @@ void StoreServer::Impl::serve(Connection& conn) {
     // One request frame in, one reply frame out, until the client hangs up. A client may
     // stay idle for as long as its job runs, so the wait for the next request is unbounded.
     while (true) {
-      const std::string request = conn.sock.recv_frame(Millis::max());
+      const std::string request = conn.sock.recv_frame(Millis::max(), kMaxStoreRequestBytes);
       const std::optional<std::string> answer = handle(request);
       if (!answer) break;
       conn.sock.send_frame(*answer);
@@ -215,6 +222,7 @@ StoreServer::StoreServer(const std::string& host, int port, std::string token)
   impl_->listener = Listener(host, port);
   impl_->token = std::move(token);
   COURSE_CHECK_SYS(::pipe2(impl_->wake, O_CLOEXEC), "pipe2() for the store");
+  impl_->listener.set_wake_fd(impl_->wake[0]);
   impl_->accept_thread = std::thread([impl = impl_.get()] { impl->accept_loop(); });
 }
 
@@ -344,6 +352,51 @@ void store_barrier(StoreClient& store, const std::string& name, int world, Milli
                        " of " + std::to_string(world) +
                        " ranks arrived (is one stuck, dead, or skipping the barrier?)");
   }
+}
+
+// Round k of a monitored barrier named N: each rank counts its own calls in the store
+// ("mbarrier/N/calls/<rank>", so threads playing ranks in one process work too), sets
+// "mbarrier/N/k/<rank>"; rank 0 waits for them in rank order and, on a timeout, checks
+// which are missing; then it sets "mbarrier/N/k/release".
+void monitored_barrier(StoreClient& store, const std::string& name, int rank, int world,
+                       Millis timeout, bool wait_for_release) {
+  const int64_t round = store.add("mbarrier/" + name + "/calls/" + std::to_string(rank), 1) - 1;
+  const std::string prefix = "mbarrier/" + name + "/" + std::to_string(round) + "/";
+  if (rank != 0) {
+    store.set(prefix + std::to_string(rank), "1");
+    if (!wait_for_release) return;
+    try {
+      store.get(prefix + "release", timeout);
+    } catch (const TimeoutError&) {
+      throw TimeoutError("monitored barrier '" + name + "': rank 0 did not release rank " +
+                         std::to_string(rank) + " in time (rank 0 names the ranks that had not " +
+                         "arrived; is rank 0 itself stuck?)");
+    }
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  const bool forever = static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0)) >= kForeverMs;
+  const auto end = forever ? Clock::time_point::max() : Clock::now() + timeout;
+  for (int r = 1; r < world; ++r) {
+    const Millis left =
+        forever ? timeout : std::max(Millis(0), std::chrono::ceil<Millis>(end - Clock::now()));
+    try {
+      store.get(prefix + std::to_string(r), left);
+    } catch (const TimeoutError&) {
+      std::string missing;
+      int count = 0;
+      for (int q = r; q < world; ++q) {
+        if (store.check({prefix + std::to_string(q)})) continue;
+        missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+        ++count;
+      }
+      throw TimeoutError(
+          "monitored barrier '" + name + "' timed out after " + std::to_string(timeout.count()) +
+          " ms: " + (count == 1 ? "rank " : "ranks ") + missing + (count == 1 ? " has" : " have") +
+          " not arrived (stuck, dead, or not calling this barrier)");
+    }
+  }
+  if (wait_for_release) store.set(prefix + "release", "1");
 }
 
 }  // namespace course

@@ -27,6 +27,12 @@
 
 namespace course {
 
+/// The most connections a StoreServer serves at once; more are refused (and logged).
+constexpr size_t kMaxStoreConnections = 1024;
+/// The largest request a StoreServer reads (key and value together): store values are
+/// addresses and counters. A larger one is refused and its connection dropped.
+constexpr size_t kMaxStoreRequestBytes = 4u << 20;
+
 /// The server. Starts serving in the constructor; stops (closing every connection) in
 /// the destructor.
 class StoreServer {
@@ -71,5 +77,16 @@ class StoreClient {
 /// A barrier through the store: every one of `world` ranks calls it with the same name.
 void store_barrier(StoreClient& store, const std::string& name, int world,
                    Millis timeout = default_timeout());
+
+/// torch's monitored_barrier, through the store: every one of `world` ranks calls it with
+/// the same name (and the same number of times). Each rank records its arrival; rank 0
+/// waits for every other rank and, when some have not arrived within `timeout`, throws
+/// TimeoutError naming them ("ranks 2, 3 had not arrived"): a hang becomes the name of the
+/// rank that is stuck. Then rank 0 releases the others, who wait for that (a rank other
+/// than 0 that times out says rank 0 did not release it). With wait_for_release = false
+/// the others return as soon as they have arrived (how the drivers leave: rank 0 hosts the
+/// store, so it must be the last to go).
+void monitored_barrier(StoreClient& store, const std::string& name, int rank, int world,
+                       Millis timeout = default_timeout(), bool wait_for_release = true);
 
 }  // namespace course

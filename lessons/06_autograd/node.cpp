@@ -13,6 +13,24 @@ thread_local uint64_t t_next_sequence_nr = 0;
 
 Node::Node() : sequence_nr_(t_next_sequence_nr++) {}
 
+// Releasing next_ the ordinary way would run the next node's destructor from inside this
+// one, and so on down the chain: recursion as deep as the graph. Instead, every node this
+// one owns alone (use_count 1: nobody else can reach it) hands its own edges to a local
+// stack before it dies, so each node is destroyed with no edges left and the depth of the
+// graph never becomes the depth of the call stack. Nodes still shared elsewhere (another
+// graph, a Variable's grad_fn) are only released, as before.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> stack = std::move(next_);
+  while (!stack.empty()) {
+    std::shared_ptr<Node> node = std::move(stack.back());
+    stack.pop_back();
+    if (node && node.use_count() == 1) {
+      for (std::shared_ptr<Node>& next : node->next_) stack.push_back(std::move(next));
+      node->next_.clear();
+    }
+  }
+}
+
 AccumulateGrad::AccumulateGrad(std::shared_ptr<VariableImpl> leaf)
     : Node(std::numeric_limits<uint64_t>::max()), leaf_(std::move(leaf)) {}
 

@@ -35,7 +35,9 @@ namespace course {
 class Node {
  public:
   Node();
-  virtual ~Node() = default;
+  /// Frees the graph behind this node without recursion: a chain of a million nodes
+  /// would otherwise overflow the stack, one destructor frame per node.
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "handshake.h"
 #include "harness.h"
@@ -68,6 +70,23 @@ TEST(FullMeshTest, StrangersAreRefusedAndTheMeshStillForms) {
     }
     Mesh mesh = connect_full_mesh(ctx.store(), ctx.rank, ctx.world, ctx.token);
     exchange_with_every_peer(mesh, 3);
+  });
+}
+
+// Fifty connections that never say a word, opened at rank 0's mesh port while the mesh
+// forms: the ranks behind them still get in, at once.
+TEST(FullMeshTest, SilentStrangersDoNotStallTheMesh) {
+  test::run_ranks(3, [](test::RankContext& ctx) {
+    std::vector<Socket> silent;
+    if (ctx.rank == 2) {
+      const std::string addr = ctx.store().get("mesh/addr/0");
+      const int port = std::stoi(addr.substr(addr.rfind(':') + 1));
+      for (int i = 0; i < 50; ++i) silent.push_back(Socket::connect("127.0.0.1", port));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    Mesh mesh = connect_full_mesh(ctx.store(), ctx.rank, ctx.world, ctx.token);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    exchange_with_every_peer(mesh, 4);
   });
 }
 

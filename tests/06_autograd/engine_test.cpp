@@ -278,12 +278,24 @@ TEST(Engine, ThreadsBuildAndRunIndependentGraphs) {
   }
 }
 
+// Both backward and freeing the graph: a recursive ~Node overflows the stack long before
+// a million nodes (at 200,000 in the release build, at 20,000 under AddressSanitizer).
 TEST(Engine, DeepChainDoesNotOverflowTheStack) {
   Variable x(Tensor::scalar(1.0f), true);
   Variable y = x;
-  for (int i = 0; i < 20000; ++i) y = scale(y, 1.0f);
+  for (int i = 0; i < 1000000; ++i) y = scale(y, i % 2 == 0 ? 2.0f : 0.5f);
   y.backward();
   expect_values_near(x.grad(), {1.0f});
+}
+
+TEST(Engine, DeepChainIsFreedWithoutBackward) {
+  Variable x(Tensor::scalar(3.0f), true);
+  {
+    Variable y = x;
+    for (int i = 0; i < 1000000; ++i) y = scale(y, 1.0f);
+    EXPECT_TRUE(y.grad_fn() != nullptr);
+  }  // the whole chain dies here, from its far end
+  EXPECT_FALSE(x.grad().defined());
 }
 
 }  // namespace

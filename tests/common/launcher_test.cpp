@@ -138,6 +138,65 @@ TEST(Launcher, OneRankExitingThreeStopsTheOthers) {
   }
 }
 
+// The ring's out-of-step error on rank 0 is the cause; rank 1's closed connection, seen
+// first, is its consequence: the verdict quotes rank 0.
+TEST(Launcher, ReportsARanksOwnErrorOverTheConsequencesSeenFirst) {
+  const LaunchResult result = launch_sh(
+      3,
+      "case $RANK in "
+      "1) echo 'lesson99: FAIL connection closed by rank 0 after 0 of 8 bytes'; exit 1;; "
+      "0) sleep 0.4; echo 'lesson99: FAIL segment 3 arrived, expected 2: out of step'; exit 1;; "
+      "*) exec sleep 30;; esac");
+  EXPECT_EQ(result.first_failed, 0) << result.failure;
+  EXPECT_EQ(result.failure, "rank 0 exited with code 1");
+  ASSERT_EQ(result.ranks.size(), 3u);
+  EXPECT_FALSE(result.ranks[0].stopped_by_launcher);  // its last words were waited for
+  EXPECT_TRUE(result.ranks[2].stopped_by_launcher);
+}
+
+TEST(Launcher, OfTwoOwnErrorsTheEarlierIsTheCause) {
+  const LaunchResult result =
+      launch_sh(2,
+                "if [ $RANK = 0 ]; then sleep 0.4; echo 'lesson99: FAIL later'; exit 4; fi; "
+                "sleep 0.1; echo 'lesson99: FAIL earlier'; exit 5");
+  EXPECT_EQ(result.first_failed, 1) << result.failure;
+  EXPECT_EQ(result.exit_code, 5);
+}
+
+// SIGSTOP freezes rank 1; rank 2 times out waiting for it. The report names rank 1.
+TEST(Launcher, NamesAStoppedRankAndLeavesNothingBehind) {
+  const fs::path dir = scratch_dir();
+  const auto t0 = Clock::now();
+  const LaunchResult result = launch_sh(
+      3, "echo $$ > \"" + dir.string() +
+             "/pid.$RANK\"; case $RANK in 1) kill -STOP $$;; "
+             "2) sleep 0.3; echo 'lesson99: FAIL timed out after 1 s waiting for 8 bytes from "
+             "rank 1'; exit 1;; *) exec sleep 30;; esac");
+  EXPECT_LT(Clock::now() - t0, 8s);
+  EXPECT_EQ(result.first_failed, 2);
+  EXPECT_NE(result.failure.find("rank 1 was frozen (stopped by SIGSTOP"), std::string::npos)
+      << result.failure;
+  ASSERT_EQ(result.ranks.size(), 3u);
+  EXPECT_TRUE(result.ranks[1].frozen);
+  EXPECT_FALSE(result.ranks[0].frozen);
+  const std::vector<pid_t> pids = wait_for_pids(dir, 3);
+  for (int r = 0; r < 3; ++r) EXPECT_FALSE(alive(pids[r])) << "rank " << r << " survived";
+  fs::remove_all(dir);
+}
+
+// A rank that spins (alive, not stopped, silent) is named by the peers that timed out on it.
+TEST(Launcher, NamesTheSilentRankThatOthersTimedOutOn) {
+  const LaunchResult result = launch_sh(
+      3,
+      "case $RANK in 0) sleep 0.2; echo 'lesson99: FAIL timed out after 1 s sending 64 bytes to "
+      "rank 2 (0 sent)'; exit 1;; 1) sleep 0.3; echo 'lesson99: FAIL timed out after 1 s "
+      "waiting for 8 bytes from rank 2'; exit 1;; *) exec sleep 30;; esac");
+  EXPECT_EQ(result.first_failed, 0);
+  EXPECT_EQ(result.failure,
+            "rank 0 exited with code 1; rank 2 never answered: ranks 0, 1 timed out waiting for "
+            "it");
+}
+
 TEST(Launcher, RanksIgnoringSigtermGetSigkillAfterTheGrace) {
   LaunchOptions options;
   options.grace_ms = 300;

@@ -27,7 +27,7 @@ Pair connected_pair() {
   Listener listener("127.0.0.1", 0);
   Pair pair;
   pair.dialer = Socket::connect("127.0.0.1", listener.port(), 5s);
-  pair.acceptor = listener.accept(5s);
+  pair.acceptor = listener.accept_any(5s);  // either end may speak first here
   return pair;
 }
 
@@ -172,7 +172,7 @@ TEST(Socket, ConnectRetriesUntilTheListenerIsUp) {
   });
   Socket s = Socket::connect("127.0.0.1", port, 10s);
   late.join();
-  Socket server_side = listener.accept(5s);
+  Socket server_side = listener.accept_any(5s);  // it speaks only after this returns
   s.send_frame(std::string("late but here"), 5s);
   EXPECT_EQ(server_side.recv_frame(5s), "late but here");
 }
@@ -186,6 +186,29 @@ TEST(Socket, ConnectToNobodyTimesOutNamingTheAddress) {
     EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(port)), std::string::npos)
         << e.what();
   }
+}
+
+// Fifty strangers connect and say nothing; a connection that speaks is still handed out at
+// once, and the strangers stay waiting (vetted together, not one after another).
+TEST(Listener, FiftySilentConnectionsDoNotDelayOneThatSpeaks) {
+  Listener listener("127.0.0.1", 0);
+  std::vector<Socket> silent;
+  for (int i = 0; i < 50; ++i) silent.push_back(Socket::connect("127.0.0.1", listener.port(), 5s));
+  Socket speaker = Socket::connect("127.0.0.1", listener.port(), 5s);
+  speaker.send_frame(std::string("hello from the last"), 5s);
+  const auto t0 = std::chrono::steady_clock::now();
+  Socket got = listener.accept(5s);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  EXPECT_EQ(got.recv_frame(5s), "hello from the last");
+  EXPECT_THROW(listener.accept(200ms), TimeoutError);  // the silent ones are never handed out
+}
+
+TEST(Listener, AConnectionThatHangsUpIsHandedOutForItsHelloToFail) {
+  Listener listener("127.0.0.1", 0);
+  Socket::connect("127.0.0.1", listener.port(), 5s).close();
+  Socket got = listener.accept(5s);
+  char byte;
+  EXPECT_THROW(got.recv_all(&byte, 1, 1s), PeerClosedError);
 }
 
 TEST(Socket, AcceptTimesOut) {

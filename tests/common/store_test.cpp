@@ -9,8 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "error.h"
 #include "handshake.h"
@@ -175,6 +178,116 @@ TEST_F(StoreTest, SilentStrangerDoesNotHoldUpOthers) {
   c.set("k", "v");
   EXPECT_EQ(c.get("k", 1s), "v");
   EXPECT_LT(Clock::now() - t0, 2s);
+}
+
+/// Threads of this process right now.
+int thread_count() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(StoreTest, SilentConnectionsCostNoThreads) {
+  const int before = thread_count();
+  std::vector<Socket> silent;
+  for (int i = 0; i < 200; ++i) silent.push_back(Socket::connect("127.0.0.1", server.port(), 5s));
+  std::this_thread::sleep_for(200ms);  // let the accept thread see them all
+  EXPECT_LE(thread_count(), before + 2) << "the store started threads for silent connections";
+  const auto t0 = Clock::now();
+  StoreClient c = client(1);
+  EXPECT_EQ(c.add("after-silence", 3), 3);
+  EXPECT_LT(Clock::now() - t0, 2s);
+}
+
+// A client with the token announces a request far over the cap: refused at once, naming
+// the cap, without allocating what it announced; the store serves on.
+TEST_F(StoreTest, ARequestOverTheCapIsRefusedNamingIt) {
+  Socket raw = Socket::connect("127.0.0.1", server.port(), 5s);
+  hello_send(raw, Hello{kToken, 5, "store"}, 5s);
+  std::string header;
+  put_u64(header, 64ull << 20);  // 64 MiB announced, none sent
+  ::testing::internal::CaptureStderr();
+  raw.send_all(header.data(), header.size(), 5s);
+  char byte;
+  EXPECT_THROW(raw.recv_all(&byte, 1, 5s), PeerClosedError);  // dropped
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find(std::to_string(kMaxStoreRequestBytes)), std::string::npos) << log;
+  StoreClient c = client(1);
+  EXPECT_EQ(c.add("after-big", 4), 4);
+}
+
+TEST_F(StoreTest, MonitoredBarrierHoldsEveryoneAndIsReusable) {
+  constexpr int kWorld = 3, kRounds = 3;
+  std::atomic<int> arrived[kRounds] = {};
+  std::atomic<int> early{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r) {
+    threads.emplace_back([&, r] {
+      StoreClient c = client(r);
+      for (int round = 0; round < kRounds; ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30 * ((r + round) % kWorld)));
+        ++arrived[round];
+        monitored_barrier(c, "mb", r, kWorld, 5s);
+        if (arrived[round].load() != kWorld) ++early;  // left before everyone arrived
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(early.load(), 0);
+}
+
+TEST_F(StoreTest, MonitoredBarrierNamesTheRanksThatDidNotArrive) {
+  constexpr int kWorld = 4;  // rank 2 never comes
+  std::vector<std::thread> threads;
+  std::string error0;
+  for (int r : {0, 1, 3}) {
+    threads.emplace_back([&, r] {
+      StoreClient c = client(r);
+      try {
+        monitored_barrier(c, "exit", r, kWorld, r == 0 ? 500ms : 3s, /*wait_for_release=*/false);
+      } catch (const TimeoutError& e) {
+        if (r == 0) error0 = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_NE(error0.find("rank 2 has not arrived"), std::string::npos) << error0;
+}
+
+TEST(Handshake, ASilentForeignServerIsNamedWithinTheHelloDeadline) {
+  Listener foreign("127.0.0.1", 0);
+  std::thread server([&] {
+    Socket s = foreign.accept_any(5s);
+    std::this_thread::sleep_for(1500ms);  // reads nothing, answers nothing
+  });
+  Socket s = Socket::connect("127.0.0.1", foreign.port(), 5s);
+  const auto t0 = Clock::now();
+  try {
+    hello_send(s, Hello{"tok", 1, "store"}, 1s);
+    FAIL() << "a silent server accepted as a course store";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a course process"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(Clock::now() - t0, 1500ms);
+  server.join();
+}
+
+TEST(Handshake, AForeignServerSpeakingAnotherProtocolIsNamedAtOnce) {
+  Listener foreign("127.0.0.1", 0);
+  std::thread server([&] {
+    Socket s = foreign.accept_any(5s);
+    const std::string banner = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
+    s.send_all(banner.data(), banner.size(), 5s);
+    std::this_thread::sleep_for(500ms);
+  });
+  Socket s = Socket::connect("127.0.0.1", foreign.port(), 5s);
+  const auto t0 = Clock::now();
+  EXPECT_THROW(hello_send(s, Hello{"tok", 1, "store"}, 30s), ProtocolError);
+  EXPECT_LT(Clock::now() - t0, 1s);
+  server.join();
 }
 
 TEST(Store, ShutdownWakesABlockedGet) {

@@ -6,15 +6,16 @@
 //                ──fork──> rank 1: StoreClient, body
 //                ──fork──> ...
 //
-// Every rank joins one process group (led by rank 0), dies with the test process
-// (PR_SET_PDEATHSIG) and ends with _exit(): a fork never returns into GoogleTest. Just
+// Every rank joins one process group (led by rank 0) and dies with the test process
+// (child_group.h, shared with the launcher), and ends with _exit(): a fork never returns
+// into GoogleTest. Just
 // before _exit a rank writes one record into its own pipe: its exit code (one digit) and a
 // message. A rank that exits without a record left its body early (exit() or a crash).
 // Rank 0 hosts the store, so it lingers after its body until the parent closes the release
 // pipe, which happens once every other rank has exited.
 //
-// Exits are observed with waitid(WNOWAIT) and reaped only at the end, so the group id stays
-// valid (and cannot be reused) for as long as the parent may still signal it.
+// Exits are observed without reaping (ChildGroup::exited) and reaped only at the end, so the
+// group id stays valid (and cannot be reused) for as long as the parent may still signal it.
 //
 // What this is not: a thread-based harness; ranks share nothing but sockets and the store.
 #include "harness.h"
@@ -34,6 +35,7 @@
 #include <thread>
 
 #include "activity.h"
+#include "child_group.h"
 #include "env.h"
 #include "error.h"
 #include "launcher.h"
@@ -139,6 +141,14 @@ void read_outcome(Rank& r, const siginfo_t& info) {
   if (got > 0 && buf[0] >= '0' && buf[0] <= '2') {
     r.outcome.exit_code = buf[0] - '0';
     r.outcome.message.assign(buf + 1, static_cast<size_t>(got - 1));
+    if (info.si_status != r.outcome.exit_code) {
+      // The body was done, yet the exit status changed on the way out: a sanitizer
+      // (ThreadSanitizer exits 66 after a report) or an atexit handler had its say.
+      r.outcome.exit_code = 3;
+      r.outcome.message = "exited with code " + std::to_string(info.si_status) +
+                          " after its body returned (a sanitizer report? see the rank's "
+                          "output above)";
+    }
   } else {
     r.outcome.exit_code = 3;
     r.outcome.message = "exited with code " + std::to_string(info.si_status) +
@@ -169,16 +179,11 @@ Run run(int world, const std::function<void(RankContext&)>& body, const RanksOpt
   std::cout.flush();  // or the forks would print the parent's buffered output again
   std::cerr.flush();
   std::fflush(nullptr);
-  const pid_t parent = ::getpid();
-  pid_t group = 0;
+  ChildGroup group;  // reaps every rank, whatever throws below
   for (int r = 0; r < world; ++r) {
     int record[2];
     COURSE_CHECK_SYS(::pipe2(record, O_CLOEXEC | O_NONBLOCK), "pipe2() for the harness");
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::setpgid(0, group);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
+    const pid_t pid = group.spawn([&] {
       ::close(record[0]);
       ::close(release[1]);
       activity_attach(activity + kActivitySlot * r, kActivitySlot);
@@ -188,18 +193,15 @@ Run run(int world, const std::function<void(RankContext&)>& body, const RanksOpt
       ctx.master_port = port;
       ctx.token = token;
       rank_main(ctx, body, options.timeout, record[1], release[0]);
-    }
+    });
     ::close(record[1]);
     if (pid < 0) {
       ::close(record[0]);
-      if (group > 0) ::kill(-group, SIGKILL);
       for (Rank& done : run.ranks) {
-        if (done.pid > 0) ::waitpid(done.pid, nullptr, 0), ::close(done.record_fd);
+        if (done.pid > 0) ::close(done.record_fd);
       }
       throw_system_error("fork() for rank " + std::to_string(r));
     }
-    if (group == 0) group = pid;
-    ::setpgid(pid, group);
     run.ranks[r].pid = pid;
     run.ranks[r].record_fd = record[0];
   }
@@ -213,14 +215,12 @@ Run run(int world, const std::function<void(RankContext&)>& body, const RanksOpt
   while (running > 0) {
     for (int r = 0; r < world; ++r) {
       Rank& rank = run.ranks[r];
-      siginfo_t info{};
-      if (rank.exited || ::waitid(P_PID, rank.pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-          info.si_pid == 0) {
-        continue;
-      }
+      if (rank.exited) continue;
+      const std::optional<siginfo_t> info = ChildGroup::exited(rank.pid);
+      if (!info) continue;
       rank.exited = true;
       --running;
-      read_outcome(rank, info);
+      read_outcome(rank, *info);
       const RankOutcome& o = rank.outcome;
       const bool failed = o.signal != 0 || o.exit_code == 1 || o.exit_code == 3 ||
                           (o.exit_code == 2 && options.exceptions_fail);
@@ -251,19 +251,16 @@ Run run(int world, const std::function<void(RankContext&)>& body, const RanksOpt
           rank.outcome.message = "stopped after rank " + std::to_string(failed_first) + " failed";
         }
       }
-      ::kill(-group, SIGKILL);
+      group.signal_all(SIGKILL);
       killed_all = true;
     }
     if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 
   // Every rank has exited. Kill anything a rank left behind in the group, then reap.
-  ::kill(-group, SIGKILL);
+  group.reap();
   if (release[1] >= 0) ::close(release[1]);
-  for (Rank& rank : run.ranks) {
-    ::waitpid(rank.pid, nullptr, 0);
-    ::close(rank.record_fd);
-  }
+  for (Rank& rank : run.ranks) ::close(rank.record_fd);
   ::munmap(mapped, activity_bytes);
   return run;
 }

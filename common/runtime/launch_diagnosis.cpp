@@ -1,0 +1,68 @@
+// launch_diagnosis.cpp: the cause among the failures, and the frozen rank (see
+// launch_diagnosis.h).
+#include "launch_diagnosis.h"
+
+#include <map>
+#include <regex>
+#include <set>
+
+namespace course {
+
+bool is_consequence(const std::string& verdict) {
+  for (const char* mark : {"connection closed by", "closed the connection", "was reset",
+                           "reset by peer", "Broken pipe", "stopped every rank"}) {
+    if (verdict.find(mark) != std::string::npos) return true;
+  }
+  return false;
+}
+
+int pick_cause(const std::vector<RankObservation>& ranks) {
+  int own = -1, any = -1;
+  for (int i = 0; i < static_cast<int>(ranks.size()); ++i) {
+    const RankObservation& r = ranks[i];
+    if (!r.failed) continue;
+    if (any < 0 || r.order < ranks[any].order) any = i;
+    if (!is_consequence(r.verdict) && (own < 0 || r.order < ranks[own].order)) own = i;
+  }
+  return own >= 0 ? own : any;
+}
+
+namespace {
+std::string join_ranks(const std::set<int>& ranks) {
+  std::string out;
+  for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + out;
+}
+}  // namespace
+
+std::string describe_frozen(const std::vector<RankObservation>& ranks) {
+  std::set<int> stopped;
+  for (const RankObservation& r : ranks) {
+    if (r.stopped) stopped.insert(r.rank);
+  }
+  if (!stopped.empty()) {
+    return "; " + join_ranks(stopped) + (stopped.size() == 1 ? " was" : " were") +
+           " frozen (stopped by SIGSTOP or a debugger) and never answered";
+  }
+  // Timeout messages name the peer: "... from rank 2", "... to rank 2", "... for rank 2".
+  static const std::regex kPeer("timed out.*?(?:from|to|for) rank ([0-9]+)");
+  std::map<int, std::set<int>> waiters;  // silent rank -> the ranks that timed out on it
+  std::set<int> ended;
+  for (const RankObservation& r : ranks) {
+    if (r.ended_on_its_own) ended.insert(r.rank);
+  }
+  for (const RankObservation& r : ranks) {
+    std::smatch m;
+    if (!r.failed || !std::regex_search(r.verdict, m, kPeer)) continue;
+    const int peer = std::stoi(m[1].str());
+    if (peer != r.rank && ended.count(peer) == 0) waiters[peer].insert(r.rank);
+  }
+  std::string out;
+  for (const auto& [peer, who] : waiters) {
+    out += "; rank " + std::to_string(peer) + " never answered: " + join_ranks(who) +
+           " timed out waiting for it";
+  }
+  return out;
+}
+
+}  // namespace course

@@ -1,0 +1,47 @@
+// launch_diagnosis.h: which rank's failure the launcher reports, and who froze.
+//
+// When one rank of a job fails, the others usually fail soon after because of it: their
+// connection to it closes or is reset, or they time out waiting for it. The verdict has to
+// quote the cause, not a consequence (torchrun's "first failure"):
+//
+//   1. a rank's own error (a mismatch, a protocol error, a timeout) beats a consequence
+//      ("the peer closed the connection", "connection reset");
+//   2. among those, the earliest in time wins.
+//
+// A rank that freezes (stopped by SIGSTOP or a debugger, or spinning) never prints
+// anything; its peers time out waiting for it, naming it in their message ("... from rank
+// 2"). diagnose_launch() names such a rank: it is stopped, or it is named by a timed-out
+// peer's message and never ended on its own.
+//
+// What this is not: a debugger. It reads exit codes, verdict lines and /proc, nothing else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace course {
+
+/// What the launcher observed of one rank, in the terms the diagnosis needs.
+struct RankObservation {
+  int rank = -1;
+  bool failed = false;            ///< non-zero exit or a signal, on its own (not stopped by us)
+  bool ended_on_its_own = false;  ///< exited before the launcher stopped it
+  bool stopped = false;           ///< was in state T (SIGSTOP, debugger) when the job stopped
+  uint64_t order = 0;             ///< when it ended (or printed its verdict): smaller is earlier
+  std::string verdict;            ///< its last verdict line, or ""
+  std::string how;                ///< "exited with code 1", "was killed by signal 9 (SIGKILL)"
+};
+
+/// True when a verdict describes a consequence of another rank's failure (its connection
+/// closed or reset) rather than an error of the rank's own.
+bool is_consequence(const std::string& verdict);
+
+/// The index (into `ranks`) of the failure to report, or -1 when none failed.
+int pick_cause(const std::vector<RankObservation>& ranks);
+
+/// "; rank 2 was frozen (its process was stopped: SIGSTOP or a debugger) and never
+/// answered", "; rank 2 never answered: rank 3 timed out waiting for it", or "".
+std::string describe_frozen(const std::vector<RankObservation>& ranks);
+
+}  // namespace course
