@@ -59,8 +59,8 @@ course::Verdict run_rank(course::DriverContext& ctx) {
     int64_t value = -1;
     mesh.to(peer).recv_all(&value, sizeof(value));
     if (value != 1000 * peer + rank) {
-      std::cout << "from rank " << peer << ": got " << value << ", expected "
-                << 1000 * peer + rank << std::endl;
+      std::cout << "from rank " << peer << ": got " << value << ", expected " << 1000 * peer + rank
+                << std::endl;
       ++wrong;
     }
   }

@@ -3,12 +3,15 @@
 // (broadcast_flat) and what the collectives' tags buy.
 //
 //   ctest -L lesson03        or        ./build/solutions/test_03 --gtest_filter='*world5*'
-#include "../collectives/suite_one_to_all.h"
 #include "one_to_all.h"
+
+#include "../collectives/suite_one_to_all.h"
 
 namespace course::test {
 
 INSTANTIATE_TEST_SUITE_P(Tcp, OneToAll, testing::ValuesIn(world_params({"tcp"})), world_param_name);
+INSTANTIATE_TEST_SUITE_P(Tcp, LargeOneToAll, testing::ValuesIn(world_params({"tcp"}, 2, 3)),
+                         world_param_name);
 
 namespace {
 

@@ -8,5 +8,7 @@ namespace course::test {
 
 INSTANTIATE_TEST_SUITE_P(Tcp, Reductions, testing::ValuesIn(world_params({"tcp"})),
                          world_param_name);
+INSTANTIATE_TEST_SUITE_P(Tcp, LargeReductions, testing::ValuesIn(world_params({"tcp"}, 2, 3)),
+                         world_param_name);
 
 }  // namespace course::test
