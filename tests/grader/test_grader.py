@@ -92,6 +92,19 @@ class Units(unittest.TestCase):
                 self.assertIsNotNone(pointslib.load(path).total, "give the lesson a total")
 
     @wanted("units")
+    def test_learners_doc_shows_the_real_limits(self):
+        # docs/learners.md shows each lesson's limits as `grade.py --limits` prints them.
+        p = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), "--limits"],
+                           stdout=subprocess.PIPE, text=True, check=True)
+        doc = (ROOT / "docs" / "learners.md").read_text()
+        m = re.search(r"<!-- limits: python3 tools/grade.py --limits -->\n(.*?)\n<!-- end limits -->",
+                      doc, re.S)
+        self.assertIsNotNone(m, "docs/learners.md lost its limits table markers")
+        self.assertEqual(m.group(1).strip(), p.stdout.strip(),
+                         "docs/learners.md's limits differ from points.json: paste the output "
+                         "of `python3 tools/grade.py --limits` between its markers")
+
+    @wanted("units")
     def test_gtest_listing(self):
         text = ("Running main() from gtest_main.cc\nRanks.\n  TwoNodes\n  DISABLED_Slow\n"
                 "WorldSizes/FullMesh.\n  Every/0  # GetParam() = 1\n")
