@@ -43,7 +43,7 @@ configure: setup
 	    || { grep -E "Error|error" -A5 $(BUILD)/configure.log | head -40; \
 	         echo "make: configuring $(BUILD) failed (the whole log: $(BUILD)/configure.log)"; exit 1; }; \
 	  grep -E "CMake Warning" -A3 $(BUILD)/configure.log || true; \
-	  echo "configured $(BUILD): $$(sed -n 's/^-- course: //p' $(BUILD)/configure.log | paste -sd';' | sed 's/;/; /g')"; \
+	  echo "configured $(BUILD): $$(sed -n 's/^-- course: //p' $(BUILD)/configure.log | paste -sd'|' | sed 's/|/; /g')"; \
 	fi
 	@test -f $(BUILD)/CMakeCache.txt
 
