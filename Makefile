@@ -1,8 +1,10 @@
 # The course's commands. This Makefile wraps CMake; see README.md and docs/maintainers.md.
 #
 #   make lessonNN [IMPL=lessons|solutions] [CHAIN=ref|mine]   build ./lessonNN here
-#   make test       the whole suite on the reference, the stub check, the stub build check,
-#                   the grader's own tests and the docs build (no Doxygen warnings)
+#   make test       the whole suite on the reference, the stub build check, the grader's own
+#                   tests and the docs build (no Doxygen warnings). It tests the reference
+#                   and the given code, never lessons/: safe while you work through the course
+#   make check-stubs  (maintainers, CI) lessons/ is what make_stubs.py generates
 #   make demo       the most advanced finished lesson on the reference code
 #   make setup      install missing Debian packages
 #   make stubs      regenerate lessons/ stubs from solutions/
@@ -13,6 +15,8 @@
 #   make docs       the Doxygen site in docs/html
 #   make bench      the benchmarks on the reference code: nccl-tests tables, CSV and SVG
 #                   under bench-results/ (BENCH_ARGS="-e 16M -n 10" to shorten a run)
+# Sub-makes (CMake's Makefile generator) would print "Entering directory" around each step.
+MAKEFLAGS += --no-print-directory
 IMPL ?= lessons
 CHAIN ?= ref
 JOBS ?= $(shell nproc)
@@ -32,14 +36,26 @@ DEMO_ARGS ?=
 setup:
 	@bash tools/setup.sh
 
+# Configures once (a build reconfigures itself when a CMakeLists changes), then prints one
+# line: what this build directory is. CMAKE_FLAGS forces a new configure.
 configure: setup
-	@cmake -S . -B $(BUILD) -DIMPL=$(IMPL) -DCHAIN=$(CHAIN) $(CMAKE_FLAGS) \
-	  | grep -E "^-- course:|Error|error|Warning" || true
+	@mkdir -p $(BUILD)
+	@if [ ! -f $(BUILD)/CMakeCache.txt ] || [ -n "$(CMAKE_FLAGS)" ]; then \
+	  cmake -S . -B $(BUILD) -DIMPL=$(IMPL) -DCHAIN=$(CHAIN) $(CMAKE_FLAGS) >$(BUILD)/configure.log 2>&1 \
+	    || { grep -E "Error|error" -A5 $(BUILD)/configure.log | head -40; \
+	         echo "make: configuring $(BUILD) failed (the whole log: $(BUILD)/configure.log)"; exit 1; }; \
+	  grep -E "CMake Warning" -A3 $(BUILD)/configure.log || true; \
+	  echo "configured $(BUILD): $$(sed -n 's/^-- course: //p' $(BUILD)/configure.log | paste -sd'|' | sed 's/|/; /g')"; \
+	fi
 	@test -f $(BUILD)/CMakeCache.txt
 
+# What a build prints, less the progress lines: warnings and errors only.
+BUILD_NOISE := "^\[ *[0-9]+%\]|^-- |Consolidate|^g?make(\[[0-9]+\])?: "
+
 $(addprefix lesson,$(LESSON_NUMS)): lesson%: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target lesson$* 2>&1 | grep -vE "^\[|^-- |Consolidate" || true
-	@test -x $(BUILD)/lesson$* || { echo "make: lesson$* did not build (see the errors above)"; exit 1; }
+	@cmake --build $(BUILD) -j $(JOBS) --target lesson$* >$(BUILD)/build.log 2>&1; rc=$$?; \
+	 grep -vE $(BUILD_NOISE) $(BUILD)/build.log; \
+	 [ $$rc -eq 0 ] || { echo "make: lesson$* did not build (the errors above)"; exit 1; }
 	@cp -f $(BUILD)/lesson$* ./lesson$*
 	@echo "built ./lesson$* ($(IMPL)$(if $(filter mine,$(CHAIN)), chain=mine,))"
 
@@ -52,20 +68,27 @@ stubs:
 	@test -d solutions || { echo "make stubs: no solutions/ in a learner's copy"; exit 1; }
 	@python3 tools/make_stubs.py
 
+# Maintainers and CI (.ci/run): the committed lessons/ stubs are what solutions/ generates.
+# In a tree where someone works through the course, lessons/ holds their answers and differs.
 check-stubs:
 	@if [ -d solutions ]; then python3 tools/make_stubs.py --check; \
 	 else echo "check-stubs: skipped (a learner's copy has no solutions/)"; fi
 
 # The reference build and every registered test.
 test-reference: setup
-	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
-	@cmake --build build/solutions -j $(JOBS)
+	@$(MAKE) configure IMPL=solutions CHAIN=ref
+	@echo "make test: building build/solutions (the first time: 3-5 minutes on 2 cores)"
+	@cmake --build build/solutions -j $(JOBS) >build/solutions/build.log 2>&1; rc=$$?; \
+	 grep -vE $(BUILD_NOISE) build/solutions/build.log; \
+	 [ $$rc -eq 0 ] || { echo "make test: the reference build failed (the errors above)"; exit 1; }
 	@cd build/solutions && ctest -j $(JOBS) --output-on-failure --timeout 300 $(CTEST_FLAGS)
 
-# Every lesson's stub tree builds, and its driver stops at a TODO naming lessons/.
-# (The reference tree builds every ex_NN_mine library and a lessonNN_stubs driver too.)
+# Every lesson's stubs build, and its driver stops at a TODO naming lessons/. The stubs are
+# generated from solutions/ into the build (ex_NN_stubs), so answers written in lessons/
+# do not change this check. A learner's copy has no solutions/ to generate them from.
 test-stub-builds: test-reference
-	@bash tools/check_stub_drivers.sh build/solutions $(LESSONS)
+	@if [ -d solutions ]; then bash tools/check_stub_drivers.sh build/solutions $(LESSONS); \
+	 else echo "test-stub-builds: skipped (a learner's copy: lessons/ holds your code)"; fi
 
 # The grader (tools/grade.py) on the stubs, the reference and sabotaged code.
 test-grader: setup
@@ -97,7 +120,7 @@ docs: setup
 # point-to-point latency and bandwidth (against the raw socket) go to bench-results/lesson02.csv.
 BENCH_ARGS ?=
 bench: setup
-	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
+	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@cmake --build build/solutions -j $(JOBS) --target lesson05 lesson02 2>&1 | grep -E "error|Error" || true
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
@@ -105,11 +128,11 @@ bench: setup
 	build/solutions/lesson02 --bench --np 2 --csv bench-results/lesson02.csv
 	@echo "make bench: CSV and SVG in bench-results/"
 
-test: setup format-check check-stubs check-classroom test-reference test-stub-builds test-grader docs
+test: setup format-check check-classroom test-reference test-stub-builds test-grader docs
 	@echo "make test: all checks passed"
 
 demo: setup
-	@$(MAKE) --no-print-directory lesson$(DEMO_LESSON) IMPL=solutions
+	@$(MAKE) lesson$(DEMO_LESSON) IMPL=solutions
 	./lesson$(DEMO_LESSON) $(DEMO_ARGS)
 
 CXX_FILES = find common lessons solutions tests tools -name '*.cpp' -o -name '*.h' -o -name '*.cu'

@@ -6,6 +6,11 @@
 #   chain_NN     what a driver or test of lesson NN links: lesson NN from IMPL, lessons
 #                before it from the reference (CHAIN=ref) or from lessons/ (CHAIN=mine)
 #   lessonNN     the driver, lessons/NN_topic/main.cpp, copied to the repo root by `make`
+#   ex_NN_stubs  static library: lesson NN on its untouched stubs, generated from solutions/
+#                into BUILD/stub-tree/lessons/NN_topic by tools/make_stubs.py --out, with
+#                the given files of lessons/NN_topic: what lessons/ held before anyone
+#                wrote an answer, whatever it holds now (a learner's copy, without
+#                solutions/, has only lessons/: there it is ex_NN_mine)
 #   lessonNN_stubs  the same driver on lesson NN's stubs (for the stub check of `make test`)
 #   test_NN      GoogleTest executable from tests/NN_topic/*.cpp, tests labelled lessonNN
 #
@@ -68,6 +73,42 @@ function(_course_exercise_library target dir answer_dir include_dirs)
   endif()
 endfunction()
 
+# ex_NN_stubs (see the top): the answer files' stubs, generated at build time.
+function(_course_stub_library target topic include_dirs)
+  set(dir ${CMAKE_SOURCE_DIR}/lessons/${topic})
+  set(stub_root ${CMAKE_BINARY_DIR}/stub-tree)
+  file(GLOB answers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cpp
+       ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cu)
+  file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
+  list(FILTER srcs EXCLUDE REGEX "/main\\.cpp$")
+  set(stubs "")
+  foreach(answer IN LISTS answers)
+    get_filename_component(name ${answer} NAME)
+    list(REMOVE_ITEM srcs ${dir}/${name})
+    list(APPEND stubs ${stub_root}/lessons/${topic}/${name})
+  endforeach()
+  if(stubs)
+    add_custom_command(
+      OUTPUT ${stubs}
+      COMMAND ${COURSE_PYTHON} ${CMAKE_SOURCE_DIR}/tools/make_stubs.py --quiet --out ${stub_root}
+              --lesson ${topic}
+      COMMAND ${CMAKE_COMMAND} -E touch ${stubs}
+      DEPENDS ${answers} ${CMAKE_SOURCE_DIR}/tools/make_stubs.py
+      COMMENT "stubs of lesson ${topic}"
+      VERBATIM)
+  endif()
+  list(APPEND srcs ${stubs})
+  if(srcs)
+    add_library(${target} STATIC EXCLUDE_FROM_ALL ${srcs})
+    target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
+    target_link_libraries(${target} PUBLIC course_common)
+  else()
+    add_library(${target} INTERFACE)
+    target_include_directories(${target} INTERFACE ${dir})
+    target_link_libraries(${target} INTERFACE course_common)
+  endif()
+endfunction()
+
 # ex_NN_ref in a learner's copy: the prebuilt archive, or headers only when it has none.
 function(_course_prebuilt_reference target dir)
   set(lib ${CMAKE_SOURCE_DIR}/reference/lib/lib${target}.a)
@@ -82,6 +123,8 @@ function(_course_prebuilt_reference target dir)
     target_link_libraries(${target} INTERFACE course_common)
   endif()
 endfunction()
+
+find_program(COURSE_PYTHON NAMES python3 python REQUIRED)
 
 macro(course_add_all_lessons)
   file(GLOB _course_lesson_dirs LIST_DIRECTORIES true RELATIVE ${CMAKE_SOURCE_DIR}/lessons
@@ -106,6 +149,16 @@ macro(course_add_all_lessons)
     set(_sel ex_${_nn}_ref)
     _course_exercise_library(ex_${_nn}_mine ${CMAKE_SOURCE_DIR}/lessons/${_topic} ""
                              "${_course_earlier_includes}")
+    # The reference build does not compile lessons/ answers in progress unless asked to.
+    get_target_property(_type ex_${_nn}_mine TYPE)
+    if(IMPL STREQUAL "solutions" AND _type STREQUAL "STATIC_LIBRARY")
+      set_target_properties(ex_${_nn}_mine PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    endif()
+    if(_course_have_solutions)
+      _course_stub_library(ex_${_nn}_stubs ${_topic} "${_course_earlier_includes}")
+    else()
+      add_library(ex_${_nn}_stubs ALIAS ex_${_nn}_mine)
+    endif()
     if(IMPL STREQUAL "lessons")
       set(_sel ex_${_nn}_mine)
     endif()
@@ -122,9 +175,9 @@ macro(course_add_all_lessons)
       add_executable(lesson${_nn} ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
       target_link_libraries(lesson${_nn} PRIVATE chain_${_nn})
       # The stub check of `make test`: the driver on lesson NN's stubs, whatever IMPL is.
-      if(TARGET ex_${_nn}_mine)
+      if(TARGET ex_${_nn}_stubs)
         add_executable(lesson${_nn}_stubs ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
-        target_link_libraries(lesson${_nn}_stubs PRIVATE ex_${_nn}_mine ${_course_earlier_ref})
+        target_link_libraries(lesson${_nn}_stubs PRIVATE ex_${_nn}_stubs ${_course_earlier_ref})
         target_include_directories(lesson${_nn}_stubs PRIVATE ${_course_earlier_includes})
       endif()
     endif()

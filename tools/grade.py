@@ -17,6 +17,8 @@ results format). Hidden tests: --hidden DIR or COURSE_HIDDEN_TESTS=DIR, with DIR
     python3 tools/grade.py --lesson 05         one lesson (make grade-lesson05)
     python3 tools/grade.py --impl solutions    the reference, graded as if it were a learner's
     python3 tools/grade.py --json /autograder/results/results.json      (Gradescope)
+    python3 tools/grade.py --limits            each lesson's points and time limits, as the
+                                               Markdown table docs/learners.md shows
 
 Exit status: 0 every graded test passed, 1 some points were missed, 3 the grader could not
 run (a bad points file, a bad --lesson).
@@ -65,7 +67,25 @@ def parse_args(argv):
     p.add_argument("-j", "--jobs", type=int, default=1, help="tests run at once (default 1)")
     p.add_argument("--build-jobs", type=int, default=os.cpu_count() or 2, help="compile jobs")
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the table")
+    p.add_argument("--limits", action="store_true",
+                   help="print each lesson's points and time limits (Markdown) and exit")
     return p.parse_args(argv)
+
+
+def limits_table(root: pathlib.Path) -> str:
+    """Each lesson's points and limits from its points.json, as docs/learners.md shows them."""
+    rows = ["| lesson | points | each test may run | the lesson stops starting tests after |",
+            "| --- | --- | --- | --- |"]
+    for lesson in lessonlib.find_lessons(root):
+        folder = root / "tests" / lesson.topic
+        if not lessonlib.test_sources(folder):
+            continue
+        pf = pointslib.load(folder / "points.json")
+        longer = sorted(set(pf.timeouts.values()) - {pf.timeout_s})
+        each = f"{pf.timeout_s:g} s" + (f" (some {', '.join(f'{t:g}' for t in longer)} s)" if longer else "")
+        total = f"{pf.total:g}" if pf.total is not None else "1 per test"
+        rows.append(f"| {lesson.nn} {lesson.topic[3:]} | {total} | {each} | {pf.budget_s:g} s |")
+    return "\n".join(rows)
 
 
 class Grader:
@@ -112,7 +132,8 @@ class Grader:
         if hidden_dir:
             parts.append((f"test_{lesson.nn}_hidden", self.load_points(hidden_dir, "hidden"), True))
         self.configure()
-        self.say(f"grade: {lesson.name} {lesson.title}")
+        self.say(f"grade: {lesson.name} {lesson.title} (each test up to {pf.timeout_s:g} s; "
+                 f"no test starts after {pf.budget_s:g} s)")
         for target, part_points, hidden in parts:
             result.tests += self.grade_part(lesson, target, part_points, hidden, start, pf.budget_s)
         result.elapsed = time.monotonic() - start
@@ -140,7 +161,8 @@ class Grader:
         maxes = pf.max_scores(names)
         unscored = [n for n in names if maxes[n] <= 0]
         if unscored:  # they check given code (they pass on the stubs): not worth the time
-            self.say(f"  ({len(unscored)} test(s) worth 0 points in points.json not run)")
+            self.say(f"  ({len(unscored)} test(s) of code you were given are worth 0 points and "
+                     f"are not run here; `ctest -L {lesson.name}` in the build runs them)")
             names = [n for n in names if maxes[n] > 0]
 
         def run_one(name):
@@ -183,6 +205,13 @@ class Grader:
 def main(argv=None) -> int:
     args = parse_args(argv)
     root = args.root.resolve()
+    if args.limits:
+        try:
+            print(limits_table(root))
+        except pointslib.PointsError as e:
+            print(f"grade: {e}", file=sys.stderr)
+            return 3
+        return 0
     try:
         lessons = lessonlib.select(lessonlib.find_lessons(root), args.lesson)
     except SystemExit as e:

@@ -22,6 +22,12 @@ error: it belongs in lessons/ alone.
 
     python3 tools/make_stubs.py           write lessons/ from solutions/
     python3 tools/make_stubs.py --check   exit 1, listing the files, if lessons/ differs
+    python3 tools/make_stubs.py --out DIR [--lesson NN_topic]
+                                          write the stubs under DIR/lessons/ instead (the
+                                          build's untouched stubs, whatever lessons/ holds)
+
+--check is the maintainers' drift check (CI, `make check-stubs`): in a tree where someone
+is working through the course, lessons/ holds their answers and differs, as it should.
 
 What this is not: a C++ parser. Markers are whole lines; regions do not nest.
 """
@@ -109,10 +115,10 @@ def stub_text(path: pathlib.Path, lesson: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def expected_files():
-    """Yields (lessons path, text) for every generated file."""
+def expected_files(out=ROOT, only=None):
+    """Yields (lessons path under out, text) for every generated file (of lesson `only`)."""
     for lesson_dir in sorted((ROOT / "solutions").glob("[0-9][0-9]_*")):
-        if not lesson_dir.is_dir():
+        if not lesson_dir.is_dir() or (only and lesson_dir.name != only):
             continue
         lesson = "lesson" + lesson_dir.name[:2]
         for src in sorted(p for p in lesson_dir.rglob("*") if p.is_file()):
@@ -120,15 +126,19 @@ def expected_files():
             if src.suffix not in STUBBED_SUFFIXES or not any(BEGIN.match(l) for l in src.read_text().splitlines()):
                 raise MarkerError(f"{src.relative_to(ROOT)} holds no BEGIN SOLUTION region: "
                                   f"a file without an answer lives once, in lessons/{rel}")
-            yield ROOT / "lessons" / rel, stub_text(src, lesson)
+            yield out / "lessons" / rel, stub_text(src, lesson)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report drift, write nothing")
+    parser.add_argument("--out", type=pathlib.Path, help="write DIR/lessons/... instead of lessons/")
+    parser.add_argument("--lesson", help="only this lesson (NN_topic), with --out")
+    parser.add_argument("-q", "--quiet", action="store_true", help="say nothing when all is well")
     args = parser.parse_args()
+    out = args.out.resolve() if args.out else ROOT
     try:
-        expected = dict(expected_files())
+        expected = dict(expected_files(out, args.lesson))
     except MarkerError as e:
         print(f"make_stubs: {e}", file=sys.stderr)
         return 1
@@ -140,16 +150,19 @@ def main() -> int:
         if args.check:
             drift.append(path)
             diff = difflib.unified_diff((current or "").splitlines(), text.splitlines(),
-                                        f"{path.relative_to(ROOT)} (now)",
-                                        f"{path.relative_to(ROOT)} (generated)", lineterm="", n=1)
+                                        f"{path.relative_to(out)} (now)",
+                                        f"{path.relative_to(out)} (generated)", lineterm="", n=1)
             print("\n".join(list(diff)[:40]))
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-            print(f"make_stubs: wrote {path.relative_to(ROOT)}")
+            if not args.quiet:
+                print(f"make_stubs: wrote {path.relative_to(out) if args.out else path.relative_to(ROOT)}")
     if args.check and drift:
-        print(f"make_stubs: lessons/ differs from solutions/ in {len(drift)} file(s); "
-              "run `python3 tools/make_stubs.py` (or `make stubs`) and commit the result",
+        print(f"make_stubs: lessons/ differs from the stubs generated from solutions/ in "
+              f"{len(drift)} file(s). If you are working through the course, these are your "
+              "answers: keep them (`make test` never uses your answers). Maintainers, after "
+              "editing solutions/: `make stubs`, then commit the regenerated lessons/",
               file=sys.stderr)
         return 1
     if args.check:

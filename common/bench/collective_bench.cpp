@@ -371,4 +371,13 @@ bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string
   return true;
 }
 
+std::string busy_machine_note(const std::string& what, double measured, double bound) {
+  if (!(bound > 0) || measured <= bound * 1.05) return "";
+  return "BUSY MACHINE: " + what + " measured " + format_fixed(measured, 3) +
+         ", above the ceiling of " + format_fixed(bound, 3) +
+         " measured in the same run, which no algorithm can beat: other processes had the "
+         "cores while the ceiling (or the baseline) ran. The ratios of this run are not "
+         "meaningful; rerun on an idle machine";
+}
+
 }  // namespace course

@@ -120,6 +120,14 @@ CollectiveTiming measure_link(TcpComm& comm, size_t bytes, int iterations, int w
 /// this is the other ceiling the lesson 05 benchmark reports.
 double measure_memcpy(size_t bytes, int iterations);
 
+/// A benchmark's measured figure against a ceiling measured in the same run (the link's
+/// bandwidth, a bound the links allow). An algorithm cannot beat its ceiling; when it
+/// seems to (by more than 5%, the noise of a quiet machine), the ceiling was measured
+/// while other processes had the cores, and the ratios built on it mean nothing.
+/// Returns "" when measured <= bound x 1.05, else a note naming both figures, saying the
+/// machine was busy and to rerun on an idle one.
+std::string busy_machine_note(const std::string& what, double measured, double bound);
+
 /// The nccl-tests table, with the algorithm and the number of ranks in front:
 ///   algorithm ranks size count type redop time(us) algbw(GB/s) busbw(GB/s) #wrong
 class CollectiveBenchTable {

@@ -103,6 +103,25 @@ DuplexLink::DuplexLink(Socket& out, Socket& in, Millis timeout, std::string what
                        std::shared_ptr<Sender> sender)
     : out_(out), in_(in), timeout_(timeout), what_(std::move(what)), sender_(std::move(sender)) {}
 
+size_t DuplexLink::queued_bytes() const {
+  size_t bytes = 0;
+  for (const Span& span : queue_) bytes += span.bytes;
+  return bytes;
+}
+
+// Only flush() waits to send without receiving. When the peer's socket buffers are full
+// and nothing moves for the whole timeout, the peer is almost always doing the same: it
+// sends to its right neighbour before it receives from us, and every rank of the ring
+// waits for a receive that nobody posts.
+std::string DuplexLink::send_deadlock_message(size_t queued) const {
+  return what_ + ": deadlock: blocked in send to " + out_.peer_name() + " for " +
+         std::to_string(timeout_.count()) + " ms with " + std::to_string(queued) +
+         " bytes still queued and no receive posted. That rank is most likely blocked the "
+         "same way, sending before it receives, so nobody reads: post_send, then recv while "
+         "the sends drain, and flush only at the end (more than the socket buffers, a few "
+         "MiB, cannot be sent before the peer receives)";
+}
+
 std::string DuplexLink::describe(const char* direction) const {
   const Socket& s = std::strcmp(direction, "to") == 0 ? out_ : in_;
   return what_ + " (" + direction + " " + s.peer_name() + ")";
@@ -174,10 +193,10 @@ void DuplexLink::wait_ready(bool want_in) {
     const int rc = ::poll(fds, n, static_cast<int>(timeout_.count()));
     if (rc > 0) return;  // errors and hang-ups surface in the next send or recv
     if (rc == 0) {
+      if (!want_in) throw TimeoutError(send_deadlock_message(queued_bytes()));
       throw TimeoutError(what_ + ": no byte moved for " + std::to_string(timeout_.count()) +
-                         " ms (waiting to " + (want_in ? "receive from " + in_.peer_name() : "") +
-                         (want_in && want_out ? " and " : "") +
-                         (want_out ? "send to " + out_.peer_name() : "") +
+                         " ms (waiting to receive from " + in_.peer_name() +
+                         (want_out ? " and send to " + out_.peer_name() : "") +
                          "); is every rank in the same collective with the same count? If it "
                          "is only slow, raise COURSE_TIMEOUT_S");
     }
@@ -212,9 +231,7 @@ void DuplexLink::flush() {
     std::unique_lock<std::mutex> lock(sender_->mu);
     if (!sender_->changed.wait_for(lock, timeout_,
                                    [&] { return sender_->pending == 0 || sender_->failed; })) {
-      throw TimeoutError("send " + describe("to") + ": " + std::to_string(sender_->pending) +
-                         " bytes still queued after " + std::to_string(timeout_.count()) +
-                         " ms; is the peer still receiving?");
+      throw TimeoutError(send_deadlock_message(sender_->pending));
     }
     // A failed sender leaves its error in its Work; run_duplex reports that one.
     return;

@@ -41,7 +41,9 @@
 //    flushes when its body returns).
 //  - The sockets are used by nobody else while run_duplex runs (it holds their channels).
 //  - Errors: PeerClosedError when a peer closes, TimeoutError when nothing moves for the
-//    comm's timeout, NetworkError otherwise, each naming the peer and `what`. run_duplex
+//    comm's timeout (from flush(): "<what>: deadlock: blocked in send to rank R ...", the
+//    sign of ranks that all send a buffer larger than the socket buffers before any of
+//    them receives), NetworkError otherwise, each naming the peer and `what`. run_duplex
 //    aborts the comm on any error (tcp_comm.h's failure policy) and rethrows the first.
 //
 // Thread safety: one thread uses a link (the sender thread is the link's own business).
@@ -96,6 +98,10 @@ class DuplexLink {
   // one_thread: waits until a direction we still need can move (throws after timeout_).
   void wait_ready(bool want_in);
   std::string describe(const char* direction) const;
+  // one_thread: the bytes posted but not yet handed to the kernel.
+  size_t queued_bytes() const;
+  // flush() timed out: the "deadlock: blocked in send" error, naming what_ and the peer.
+  std::string send_deadlock_message(size_t queued) const;
 
   Socket& out_;
   Socket& in_;

@@ -2,6 +2,7 @@
 // lessons' algorithms (see process_group_tcp.h).
 #include "process_group_tcp.h"
 
+#include "activity.h"
 #include "collective_checks.h"
 #include "error.h"
 
@@ -14,6 +15,13 @@ void check_user_tag(const char* op, int tag) {
                       " is negative; negative tags belong to the collectives (lesson 02's "
                       "tags.h). Use a tag >= 0");
   }
+}
+
+// What a hang report calls the algorithm behind `entry`: "all_reduce, ring (lesson 05)".
+std::string algorithm_label(const TcpAlgorithms& algorithms, const char* entry) {
+  const auto name = algorithms.names.find(entry);
+  return name == algorithms.names.end() ? std::string(entry)
+                                        : std::string(entry) + ", " + name->second;
 }
 
 }  // namespace
@@ -45,6 +53,7 @@ void TcpProcessGroup::run(const char* entry, bool entry_installed,
                       "all_to_all: install_lesson04)");
   }
   comm_.check_not_aborted();
+  const ActivityLabel label(algorithm_label(algorithms_, entry));
   calls_.run_inline(call);
 }
 
@@ -126,9 +135,13 @@ void TcpProcessGroup::all_to_all(std::span<const float> input, std::span<float> 
 WorkPtr TcpProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
   if (!algorithms_.all_reduce) run("all_reduce", false, [] {});
   comm_.check_not_aborted();
-  return calls_.submit([this, data, op] { algorithms_.all_reduce(comm_, data, op); },
-                       "all_reduce_async of " + std::to_string(data.size()) + " elements (" +
-                           reduce_op_name(op) + ")");
+  return calls_.submit(
+      [this, data, op] {
+        const ActivityLabel label(algorithm_label(algorithms_, "all_reduce"));
+        algorithms_.all_reduce(comm_, data, op);
+      },
+      "all_reduce_async of " + std::to_string(data.size()) + " elements (" + reduce_op_name(op) +
+          ")");
 }
 
 }  // namespace course

@@ -37,22 +37,36 @@ std::string activity_read(const char* slot, size_t size) {
 }
 
 thread_local std::string t_current;
+thread_local std::string t_label;  // ActivityLabel's algorithm, "" when none
 thread_local bool t_ignored = false;
 
-void activity_ignore_this_thread() { t_ignored = true; }
+void activity_ignore_this_thread() {
+  t_ignored = true;
+}
 
 ActivityScope::ActivityScope(const std::string& what) {
   if (t_ignored || g_slot.load(std::memory_order_acquire) == nullptr) return;
   active_ = true;
   previous_ = t_current;
-  t_current = what;
-  write_slot(what);
+  t_current = t_label.empty() ? what : t_label + ": " + what;
+  write_slot(t_current);
 }
 
 ActivityScope::~ActivityScope() {
   if (!active_) return;
   t_current = previous_;
   write_slot(previous_);
+}
+
+ActivityLabel::ActivityLabel(const std::string& algorithm) {
+  if (t_ignored || g_slot.load(std::memory_order_acquire) == nullptr) return;
+  active_ = true;
+  previous_ = t_label;
+  t_label = algorithm;
+}
+
+ActivityLabel::~ActivityLabel() {
+  if (active_) t_label = previous_;
 }
 
 }  // namespace course

@@ -44,4 +44,22 @@ class ActivityScope {
   bool active_ = false;
 };
 
+/// Names the algorithm the current thread runs ("all_reduce_naive") until destroyed: every
+/// ActivityScope opened meanwhile on this thread is published as "<label>: <what>"
+/// ("all_reduce_naive: recv from rank 2"), so a hang report says which code to look at.
+/// Labels nest (the innermost names the scope); operations handed to another thread (a
+/// channel's worker) carry no label. Free when no slot is attached.
+class ActivityLabel {
+ public:
+  /// Labels this thread's activities with `algorithm` until the label ends.
+  explicit ActivityLabel(const std::string& algorithm);
+  ~ActivityLabel();
+  ActivityLabel(const ActivityLabel&) = delete;
+  ActivityLabel& operator=(const ActivityLabel&) = delete;
+
+ private:
+  std::string previous_;
+  bool active_ = false;
+};
+
 }  // namespace course

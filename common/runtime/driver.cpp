@@ -46,6 +46,41 @@ void leave_store(DriverContext& ctx) {
                     /*wait_for_release=*/false);
 }
 
+// A TODO on one rank stops the others too: its sockets close as the exception unwinds,
+// and the peers' next socket call fails. So that the first run of a lesson shows the TODO
+// and nothing alarming, the rank that reached it publishes it in the store, and a rank
+// whose error is a broken connection (a NetworkError) first asks the store for a TODO,
+// waiting briefly (the TODO's rank publishes it only once it has unwound). Rank 0 hosts
+// the store: it keeps it up a few seconds for the others to look.
+constexpr Millis kTodoLookup{2'000};
+constexpr Millis kStoreLinger{5'000};
+const char* const kTodoKey = "driver/todo";
+
+// After a TODO (ours or another rank's): leave as leave_store does, but never wait long.
+void leave_store_after_todo(DriverContext& ctx) {
+  if (ctx.world() == 1 || !ctx.store_) return;
+  try {
+    if (ctx.rank() != 0) {
+      if (ctx.store_->add("driver/left", 1) == ctx.world() - 1)
+        ctx.store_->set("driver/all_left", "1");
+    } else {
+      ctx.store_->get("driver/all_left", kStoreLinger);
+    }
+  } catch (const std::exception&) {
+    // a rank still busy elsewhere, or the store already gone: nothing to wait for
+  }
+}
+
+// "rank 2 reached a TODO (lessons/...:31)" if some rank published one, else "".
+std::string todo_elsewhere(DriverContext& ctx) {
+  if (ctx.world() == 1 || !ctx.store_) return "";
+  try {
+    return ctx.store_->get(kTodoKey, kTodoLookup);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 // Runs rank_main, turning its outcome (or exception) into the verdict line and exit code.
 int run_rank(const DriverConfig& config, DriverContext& ctx,
              const std::function<Verdict(DriverContext&)>& rank_main) {
@@ -71,7 +106,23 @@ int run_rank(const DriverConfig& config, DriverContext& ctx,
     if (config.distributed) leave_store(ctx);
     return print_verdict(config.name, verdict.passed ? "PASS" : "FAIL", verdict.detail);
   } catch (const NotImplementedError& e) {
+    if (config.distributed && ctx.store_ && ctx.world() > 1) {
+      try {
+        ctx.store_->set(kTodoKey, "rank " + std::to_string(ctx.rank()) + " reached a TODO (" +
+                                      e.location() + ")");
+      } catch (const std::exception&) {
+        // the store is gone: the others find out from the launcher's verdict
+      }
+      leave_store_after_todo(ctx);
+    }
     return print_verdict(config.name, "TODO", e.location());
+  } catch (const NetworkError& e) {
+    const std::string todo = config.distributed ? todo_elsewhere(ctx) : "";
+    if (todo.empty()) return print_verdict(config.name, "FAIL", e.what());
+    leave_store_after_todo(ctx);
+    std::cout << std::flush;
+    std::cout << config.name << ": stopped: " << todo << std::endl;
+    return 2;
   } catch (const std::exception& e) {
     return print_verdict(config.name, "FAIL", e.what());
   }

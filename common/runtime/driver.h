@@ -15,7 +15,9 @@
 //
 // The verdict is the last line: "lessonNN: PASS ..." (exit 0), "lessonNN: FAIL ..." (exit
 // 1), or "lessonNN: TODO lessons/NN_topic/file.cpp:LINE" (exit 2) when a stub threw
-// NotImplementedError. Any other exception is a FAIL naming the rank and the error.
+// NotImplementedError. Any other exception is a FAIL naming the rank and the error, except
+// a broken connection caused by another rank's TODO: that rank prints "lessonNN: stopped:
+// rank R reached a TODO (FILE:LINE)" (exit 2), so a first run shows nothing alarming.
 #pragma once
 
 #include <functional>

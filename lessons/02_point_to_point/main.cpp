@@ -11,8 +11,9 @@
 //   1. the seed's ping-pong between ranks 0 and 1: a tensor starts at 0, rank 0 adds 1
 //      and sends it, rank 1 adds 2 and sends it back; rank 0 must end with 3;
 //   2. tagged messages of several sizes (0 and 1 included) arriving in order;
-//   3. every rank isends 16 MiB to the next rank while receiving 16 MiB from the previous
-//      one (with blocking sends on both sides this would deadlock: see the README);
+//   3. every rank isends 32 MiB to the next rank, then irecvs 32 MiB from the previous
+//      one (with blocking sends, or an isend that blocks, this deadlocks: see the README;
+//      the socket timeout is 10 s here, so it fails in seconds, saying deadlock);
 //   4. a receive into a buffer smaller than the message: it must fail, naming both sizes.
 // The verdict is PASS only if every rank saw exactly what it should.
 #include <CLI/CLI.hpp>
@@ -107,20 +108,33 @@ bool tagged_messages(const P2p& p2p) {
   return ok;
 }
 
-// 3. Everyone sends 16 MiB to the right while receiving from the left, at the same time.
+// 3. Everyone isends 32 MiB to the right, then irecvs 32 MiB from the left. 32 MiB is
+// more than a socket buffers: an isend that sends on the calling thread before it returns
+// never gets to the receive, and neither does its neighbour. The socket timeout (10 s
+// here) turns that deadlock into an error that says so.
 bool ring_exchange(const P2p& p2p) {
   const int n = p2p.size, r = p2p.rank;
   const int right = (r + 1) % n, left = (r + n - 1) % n;
-  const size_t count = (16u << 20) / sizeof(float);
+  const size_t count = (32u << 20) / sizeof(float);
   const std::vector<float> mine = course::data_values(r, count);
   std::vector<float> theirs(count, -1.0f);
-  course::WorkPtr recv = p2p.irecv(theirs, left, 1);
-  course::WorkPtr send = p2p.isend(mine, right, 1);
-  course::wait_all({recv, send}, p2p.timeout);
+  try {
+    course::WorkPtr send = p2p.isend(mine, right, 1);
+    course::WorkPtr recv = p2p.irecv(theirs, left, 1);
+    course::wait_all({send, recv}, p2p.timeout);
+  } catch (const course::TimeoutError& e) {
+    throw course::TimeoutError(
+        "deadlock in the 32 MiB exchange on rank " + std::to_string(r) + " (isend to rank " +
+        std::to_string(right) + ", then irecv from rank " + std::to_string(left) +
+        "): 32 MiB do not fit in a socket's buffers, so an isend that sends before it "
+        "returns waits for a receive its peer never reaches. p2p_isend must queue the send "
+        "on the channel's thread and return at once. The error: " +
+        e.detail());
+  }
   const std::string wrong = course::describe_wrong(theirs, course::data_values(left, count));
-  if (!wrong.empty()) std::cout << "16 MiB from rank " << left << ": " << wrong << std::endl;
+  if (!wrong.empty()) std::cout << "32 MiB from rank " << left << ": " << wrong << std::endl;
   if (r == 0) {
-    std::cout << "isend/irecv: every rank sent 16 MiB right and received 16 MiB from the left"
+    std::cout << "isend/irecv: every rank sent 32 MiB right and received 32 MiB from the left"
               << std::endl;
   }
   return wrong.empty();
@@ -163,7 +177,7 @@ course::Verdict run_checks(const P2p& p2p, const std::string& on) {
     return course::Verdict::fail("wrong" + on + ": " + what);
   }
   return course::Verdict::pass(
-      "ping-pong 0 -> 1 -> 0 ends with 3; tags in order; 16 MiB isend/irecv ring; size "
+      "ping-pong 0 -> 1 -> 0 ends with 3; tags in order; 32 MiB isend/irecv ring; size "
       "mismatch named" +
       on);
 }
@@ -200,6 +214,8 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   TcpComm comm(course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(), course::job_token(),
                                          ctx.advertise_host()));
   if (ctx.args().bench) return run_bench(comm, ctx);
+  // Every check moves 32 MiB at most: 10 s without progress is a deadlock, not slowness.
+  comm.set_timeout(course::Millis(10'000));
   return run_checks(lesson_p2p(comm), "");
 }
 

@@ -32,15 +32,27 @@ size_t ring_segment_count(size_t count, int world, int segment) {
 namespace {
 
 // The first 16 bytes each way: lesson 02's message header with the ring's tag and the
-// element count. A rank that called all_reduce with another count (or is in another
-// collective) is caught here, before a single payload byte is misread.
+// element count. Three ways it can be wrong, each with its own cause:
+//   not a header at all   the stream is out of step: in an earlier call a send and the
+//                         matching receive disagreed on a length, and these are payload bytes
+//   another tag           the left neighbour is in another collective
+//   another count         the left neighbour all-reduces a buffer of another size
+// Each is caught here, before a single payload byte is misread.
 void check_ring_header(const MessageHeader& theirs, int left, int rank, size_t count) {
   const std::string route = "rank " + std::to_string(left) + " -> rank " + std::to_string(rank);
-  if (theirs.magic != kMessageMagic || theirs.tag != tags::kRingAllReduce) {
+  if (theirs.magic != kMessageMagic) {
+    throw ProtocolError("all_reduce_ring " + route +
+                        ": the stream is out of step: the 16 bytes where the ring's header "
+                        "should be are not a message header (magic " +
+                        std::to_string(theirs.magic) +
+                        "), so an earlier send and receive between these ranks disagreed on a "
+                        "length; check the segment and chunk lengths each step sends and "
+                        "receives (both sides must use the same ones)");
+  }
+  if (theirs.tag != tags::kRingAllReduce) {
     throw ProtocolError("all_reduce_ring " + route + ": expected the ring's header (" +
-                        tags::tag_name(tags::kRingAllReduce) + ") but got magic " +
-                        std::to_string(theirs.magic) + ", " + tags::tag_name(theirs.tag) +
-                        ": rank " + std::to_string(left) +
+                        tags::tag_name(tags::kRingAllReduce) + ") but got " +
+                        tags::tag_name(theirs.tag) + ": rank " + std::to_string(left) +
                         " is in another collective; call "
                         "collectives in the same order on every rank");
   }

@@ -8,11 +8,13 @@
 // The check: every rank all-reduces inputs that depend on rank and index
 // (collective_oracle.h: powers of two, so every result is exact) for counts 0, 1, N-1,
 // N+1, 7N+3, 65537 and 2^20+3, with every op (sum, prod, min, max, avg), and compares
-// with a serial oracle. With --backend tcp (the default) the calls go through the tcp
-// process group with your lesson 05 installed (all_reduce = all_reduce_ring), and your
-// all_reduce_ring is also called directly with tiny chunks (1 and 3 elements), which
-// makes every segment many chunks long, with the sends on this thread and on the sender
-// thread that buffers of 8 MiB and more use. Then every rank hashes its results and compares
+// with a serial oracle; then (tcp, 2 to 8 ranks) one sum of N x 4 Mi + 3 elements, whose
+// 16 MiB segments do not fit in a socket's buffers: a ring that sends a segment before it
+// receives deadlocks there, and fails within seconds saying so. With --backend tcp (the default)
+// the calls go through the tcp process group with your lesson 05 installed (all_reduce =
+// all_reduce_ring), and your all_reduce_ring is also called directly with tiny chunks (1 and 3
+// elements), which makes every segment many chunks long, with the sends on this thread and on the
+// sender thread that buffers of 8 MiB and more use. Then every rank hashes its results and compares
 // the hash with every other rank's through the store: a ring must give every rank the
 // same bits. The verdict is PASS only if all of that holds on every rank.
 #include <CLI/CLI.hpp>
@@ -47,6 +49,37 @@ struct Hash {
     value = (value ^ values.size()) * 0x100000001b3ull;
   }
 };
+
+// Segments of 16 MiB, more than a loopback socket buffers: a ring that sends a whole
+// segment before it receives deadlocks here, and a socket timeout of 10 s turns that into
+// a FAIL saying so instead of a two-minute hang. It runs on a mesh of its own: sockets
+// that have already carried large transfers grow their buffers (up to tcp_rmem's maximum)
+// and might hold a whole segment. Up to 8 ranks. Returns the deadlock's description, or
+// "" when the call returned.
+template <typename Check>
+std::string large_case(course::DriverContext& ctx, const Check& check) {
+  const int world = ctx.world();
+  const int rank = ctx.rank();
+  if (world < 2 || world > 8) return "";
+  course::TcpComm comm(course::connect_full_mesh(ctx.store(), rank, world, course::job_token(),
+                                                 ctx.advertise_host(), "lesson05/large"),
+                       course::Millis(10'000));
+  const size_t count = static_cast<size_t>(world) * (size_t{4} << 20) + 3;
+  std::vector<float> data = course::reduce_values(rank, count);
+  try {
+    course::all_reduce_ring(comm, data, ReduceOp::SUM);
+  } catch (const course::TimeoutError& e) {
+    return "deadlock in all_reduce_ring of " + std::to_string(count) +
+           " elements (16 MiB per segment) on rank " + std::to_string(rank) + ": " + e.detail();
+  }
+  check("all_reduce_ring of " + std::to_string(count) + " (sum), 16 MiB per segment", data,
+        ReduceOp::SUM, count);
+  if (rank == 0) {
+    std::cout << "all_reduce_ring of " << count << " elements (16 MiB per segment, more than a "
+              << "socket buffers) checked" << std::endl;
+  }
+  return "";
+}
 
 course::Verdict run_check(course::DriverContext& ctx) {
   const int world = ctx.world();
@@ -111,6 +144,9 @@ course::Verdict run_check(course::DriverContext& ctx) {
     }
     if (rank == 0)
       std::cout << "all_reduce_ring in chunks of 1 and 3 elements checked" << std::endl;
+    if (const std::string deadlock = large_case(ctx, check); !deadlock.empty()) {
+      return course::Verdict::fail(deadlock);
+    }
   }
 
   // Same bits on every rank, compared through the store (not through the ring).
@@ -126,9 +162,11 @@ course::Verdict run_check(course::DriverContext& ctx) {
     return course::Verdict::fail(std::to_string(failures.size()) + " problem(s) on rank " +
                                  std::to_string(rank) + ", first: " + failures.front());
   }
-  return course::Verdict::pass("all_reduce (" + backend + ") matches the oracle for " +
-                               std::to_string(counts.size()) +
-                               " counts x 5 ops, identical on every rank");
+  return course::Verdict::pass(
+      "all_reduce (" + backend + ") matches the oracle for " + std::to_string(counts.size()) +
+      " counts x 5 ops" +
+      (backend == "tcp" && world >= 2 && world <= 8 ? ", the ring with 16 MiB segments too" : "") +
+      ", identical on every rank");
 }
 
 course::Verdict run_bench(course::DriverContext& ctx) {

@@ -14,6 +14,8 @@ void install_suite_algorithms(TcpAlgorithms& algorithms) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tcp, OneToAll, testing::ValuesIn(world_params({"tcp"})), world_param_name);
+INSTANTIATE_TEST_SUITE_P(Tcp, LargeOneToAll, testing::ValuesIn(world_params({"tcp"}, 2, 3)),
+                         world_param_name);
 
 namespace {
 

@@ -14,5 +14,7 @@ void install_suite_algorithms(TcpAlgorithms& algorithms) {
 
 INSTANTIATE_TEST_SUITE_P(Tcp, Reductions, testing::ValuesIn(world_params({"tcp"})),
                          world_param_name);
+INSTANTIATE_TEST_SUITE_P(Tcp, LargeReductions, testing::ValuesIn(world_params({"tcp"}, 2, 3)),
+                         world_param_name);
 
 }  // namespace course::test

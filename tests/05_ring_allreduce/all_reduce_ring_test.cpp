@@ -13,8 +13,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 
 #include "../collectives/suite.h"
+<<<<<<< HEAD
+=======
+#include "activity.h"
+>>>>>>> learner
 #include "reductions.h"
 #include "ring_allreduce.h"
 
@@ -143,6 +148,8 @@ TEST_P(AllReduceRing, AgreesWithTheNaiveAllReduceToTheBit) {
           std::vector<float> ring = reduce_values(ctx.rank, count);
           std::vector<float> naive = ring;
           all_reduce_ring(*comm, ring, op);
+          // A hang in here names the naive all-reduce, not the ring (activity.h).
+          const ActivityLabel label("all_reduce_naive (lesson 04, the comparison)");
           all_reduce_naive(*comm, naive, op);
           check_values(ring, naive, call(count, op, kRingChunkElements) + " vs all_reduce_naive");
         }
@@ -189,6 +196,45 @@ TEST_P(AllReduceRing, MismatchedCountsFailOnEveryRankInsteadOfHanging) {
       },
       suite_options());
 }
+
+// Segments larger than the socket buffers (16 MiB each; a loopback socket holds a few
+// MiB), in both duplex modes: a ring that sends a whole segment before it receives (a
+// flush() after each post_send) passes every small case, because the kernel takes the
+// bytes, and deadlocks here. With the comm's timeout at kLargeMessageTimeout it fails in
+// seconds, naming all_reduce_ring and saying deadlock (suite.h's large-message cases).
+// Sending a segment before receiving it is a deadlock on 2 and 3 ranks alike.
+class AllReduceRingLarge : public AllReduceRing {};
+
+TEST_P(AllReduceRingLarge, SegmentsLargerThanTheSocketBuffersDoNotDeadlock) {
+  run_ranks(
+      world(),
+      [&](RankContext& ctx) {
+        const size_t count = static_cast<size_t>(ctx.world) * (kLargeMessageElements / 2) + 3;
+        const std::vector<float> expected = expected_reduce(ReduceOp::SUM, ctx.world, count);
+        for (const size_t sender_thread_bytes : {SIZE_MAX, size_t{0}}) {
+          // A mesh per mode: sockets that have carried large transfers grow their buffers
+          // (up to tcp_rmem's maximum, 32 MiB on some systems) and might hold a segment.
+          auto comm =
+              make_tcp_comm(ctx, sender_thread_bytes == 0 ? "sender" : "one", kLargeMessageTimeout);
+          const std::string what = call(count, ReduceOp::SUM, kRingChunkElements) +
+                                   (sender_thread_bytes == 0 ? ", sender thread" : ", one thread");
+          std::vector<float> data = reduce_values(ctx.rank, count);
+          if (!run_large(ctx, what, [&] {
+                all_reduce_ring(*comm, data, ReduceOp::SUM, kRingChunkElements,
+                                sender_thread_bytes);
+              })) {
+            return;
+          }
+          if (!check_values(data, expected, what)) return;
+        }
+      },
+      large_options());
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, AllReduceRingLarge, testing::Values(2, 3),
+                         [](const testing::TestParamInfo<int>& info) {
+                           return "world" + std::to_string(info.param);
+                         });
 
 TEST(AllReduceRingArguments, ChunkOfZeroIsAConfigError) {
   run_ranks(2, [&](RankContext& ctx) {

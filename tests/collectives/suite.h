@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <span>
 #include <string>
@@ -157,11 +158,69 @@ inline bool throws_on_mismatch(const std::string& backend, RankContext& ctx,
   }
 }
 
-/// The timeout of a test that should end in well under a second per call.
+/// The timeout of a test that should end in well under a second per call. Under the
+/// grader (COURSE_TEST_TIMEOUT_S set) never longer than the grader's limit, so that a hang
+/// is reported by the harness, naming where each rank was, before the grader kills it.
 inline RanksOptions suite_options(int seconds = 60) {
   RanksOptions options;
   options.timeout = std::chrono::seconds(seconds);
+  if (std::getenv("COURSE_TEST_TIMEOUT_S") != nullptr) {
+    options.timeout = std::min(options.timeout, default_ranks_timeout());
+  }
   return options;
+}
+
+// ---- the large-message cases ----------------------------------------------------------
+// A loopback socket buffers a few MiB each way. Below that, a rank that sends a whole
+// message before it receives gets away with it: the kernel takes the bytes. Above it, two
+// ranks that both do so wait for each other forever. Every lesson with a protocol has a
+// case with messages of kLargeMessageElements floats between each pair of ranks, run with
+// the comm's timeout cut to kLargeMessageTimeout, so that such code fails in seconds with
+// "deadlock" and the call's name instead of passing, or hanging until the grader stops it.
+
+/// Elements in each message of a large case: 8 Mi floats, 32 MiB.
+inline constexpr size_t kLargeMessageElements = size_t{8} << 20;
+
+/// The socket timeout of a large case: a healthy transfer of 32 MiB takes well under a
+/// second on loopback, even on a busy machine.
+inline constexpr Millis kLargeMessageTimeout{10'000};
+
+/// The harness's limit for a large case: after the socket timeout has had its turn, and
+/// before the grader's own per-test limit (tests/NN_topic/points.json, 30 s and up).
+inline RanksOptions large_options() {
+  return suite_options(25);
+}
+
+/// Cuts the socket timeout of a tcp group to kLargeMessageTimeout (other backends keep
+/// theirs; their transports do not deadlock on large messages).
+inline void use_large_message_timeout(ProcessGroup& pg) {
+  if (auto* tcp = dynamic_cast<TcpProcessGroup*>(&pg))
+    tcp->comm().set_timeout(kLargeMessageTimeout);
+}
+
+/// Runs `body`, one large call named `call`. A TimeoutError becomes a failure that says
+/// deadlock and names the call and the rank; any other error escapes as usual. Returns
+/// false when it failed.
+inline bool run_large(const RankContext& ctx, const std::string& call,
+                      const std::function<void()>& body) {
+  try {
+    body();
+    return true;
+  } catch (const TimeoutError& e) {
+    const std::string what = e.detail();
+    if (what.find("deadlock") != std::string::npos) {  // the transport said it already
+      ADD_FAILURE() << "deadlock in " << call << " (rank " << ctx.rank << " of " << ctx.world
+                    << "): " << what;
+    } else {
+      ADD_FAILURE() << "deadlock in " << call << " (rank " << ctx.rank << " of " << ctx.world
+                    << "): nothing moved for " << kLargeMessageTimeout.count() / 1000
+                    << " s with messages larger than a socket holds. Ranks that all send "
+                       "before they receive wait for each other forever: receive while "
+                       "sending (isend, or post the receive first). The error: "
+                    << what;
+    }
+    return false;
+  }
 }
 
 }  // namespace course::test

@@ -174,4 +174,43 @@ TEST_P(OneToAll, MismatchedCountsFailInsteadOfHanging) {
       suite_options(60));
 }
 
+// ---- messages larger than the socket buffers (suite.h) ---------------------------------
+// One broadcast, scatter and gather each, with 32 MiB going to or from every rank: a root
+// that waits on one peer while another peer waits on it stalls here, within seconds.
+// Instantiate with world_params({...}, 2, 3).
+class LargeOneToAll : public WorldSuite {};
+
+TEST_P(LargeOneToAll, BroadcastScatterGatherOf32MiBPerRank) {
+  run_ranks(
+      world(),
+      [&](RankContext& ctx) {
+        auto pg = make_group(backend(), ctx);
+        use_large_message_timeout(*pg);
+        const int n = ctx.world;
+        const size_t k = kLargeMessageElements;
+        const int root = n - 1;  // not rank 0: a root fixed at 0 is caught too
+        std::vector<float> data = ctx.rank == root ? data_values(root, k) : stale(ctx.rank, k);
+        if (!run_large(ctx, "broadcast of 32 MiB from root " + std::to_string(root),
+                       [&] { pg->broadcast(data, root); }) ||
+            !check_values(data, expected_broadcast(root, k), "broadcast of 32 MiB")) {
+          return;
+        }
+        const std::vector<float> input =
+            ctx.rank == root ? data_values(root, n * k) : std::vector<float>{};
+        std::vector<float> output = stale(ctx.rank, k);
+        if (!run_large(ctx, "scatter of 32 MiB per rank from root " + std::to_string(root),
+                       [&] { pg->scatter(input, output, root); }) ||
+            !check_values(output, expected_scatter(root, ctx.rank, k), "scatter of 32 MiB")) {
+          return;
+        }
+        std::vector<float> gathered = ctx.rank == root ? stale(root, n * k) : std::vector<float>{};
+        if (!run_large(ctx, "gather of 32 MiB per rank to root " + std::to_string(root),
+                       [&] { pg->gather(data_values(ctx.rank, k), gathered, root); })) {
+          return;
+        }
+        if (ctx.rank == root) check_values(gathered, expected_gather(n, k), "gather of 32 MiB");
+      },
+      large_options());
+}
+
 }  // namespace course::test

@@ -207,4 +207,79 @@ TEST_P(Reductions, MismatchedCountsFailInsteadOfHanging) {
       suite_options(60));
 }
 
+// ---- messages larger than the socket buffers (suite.h) ---------------------------------
+// Each collective once (SUM), with 32 MiB between each pair of ranks: an all_to_all or an
+// all-reduce whose ranks all send before they receive deadlocks here, and fails within
+// seconds saying so. Instantiate with world_params({...}, 2, 3).
+class LargeReductions : public WorldSuite {
+ protected:
+  // Runs `call` on a fresh group with the large-message timeout.
+  void run(const std::function<void(RankContext&, ProcessGroup&)>& call) {
+    run_ranks(
+        world(),
+        [&](RankContext& ctx) {
+          auto pg = make_group(backend(), ctx);
+          use_large_message_timeout(*pg);
+          call(ctx, *pg);
+        },
+        large_options());
+  }
+};
+
+TEST_P(LargeReductions, AllReduceOf32MiB) {
+  run([](RankContext& ctx, ProcessGroup& pg) {
+    const size_t count = kLargeMessageElements;
+    std::vector<float> data = reduce_values(ctx.rank, count);
+    if (run_large(ctx, "all_reduce of 32 MiB (sum)", [&] { pg.all_reduce(data, ReduceOp::SUM); })) {
+      check_values(data, expected_reduce(ReduceOp::SUM, ctx.world, count), "all_reduce of 32 MiB");
+    }
+  });
+}
+
+TEST_P(LargeReductions, ReduceOf32MiB) {
+  run([](RankContext& ctx, ProcessGroup& pg) {
+    const size_t count = kLargeMessageElements;
+    std::vector<float> data = reduce_values(ctx.rank, count);
+    if (run_large(ctx, "reduce of 32 MiB (sum) to root 0",
+                  [&] { pg.reduce(data, ReduceOp::SUM, 0); }) &&
+        ctx.rank == 0) {
+      check_values(data, expected_reduce(ReduceOp::SUM, ctx.world, count), "reduce of 32 MiB");
+    }
+  });
+}
+
+TEST_P(LargeReductions, AllGatherAndReduceScatterOf16MiBPerBlock) {
+  run([](RankContext& ctx, ProcessGroup& pg) {
+    const int n = ctx.world;
+    const size_t k = kLargeMessageElements / 2;  // N blocks in or out: keep it quick
+    std::vector<float> gathered = stale(ctx.rank, n * k);
+    if (!run_large(ctx, "all_gather of 16 MiB per rank",
+                   [&] { pg.all_gather(data_values(ctx.rank, k), gathered); }) ||
+        !check_values(gathered, expected_gather(n, k), "all_gather of 16 MiB per rank")) {
+      return;
+    }
+    std::vector<float> block = stale(ctx.rank, k);
+    if (run_large(ctx, "reduce_scatter of 16 MiB per block (sum)", [&] {
+          pg.reduce_scatter(reduce_values(ctx.rank, n * k), block, ReduceOp::SUM);
+        })) {
+      check_values(block, expected_reduce_scatter(ReduceOp::SUM, n, ctx.rank, k),
+                   "reduce_scatter of 16 MiB per block");
+    }
+  });
+}
+
+// On a group of its own: sockets that have carried large transfers grow their buffers and
+// might hold a whole block, hiding the deadlock of sends posted before the receives.
+TEST_P(LargeReductions, AllToAllOf32MiBPerBlock) {
+  run([](RankContext& ctx, ProcessGroup& pg) {
+    const int n = ctx.world;
+    const size_t k = kLargeMessageElements;
+    std::vector<float> output = stale(ctx.rank, n * k);
+    if (run_large(ctx, "all_to_all of 32 MiB per block",
+                  [&] { pg.all_to_all(data_values(ctx.rank, n * k), output); })) {
+      check_values(output, expected_all_to_all(n, ctx.rank, k), "all_to_all of 32 MiB per block");
+    }
+  });
+}
+
 }  // namespace course::test

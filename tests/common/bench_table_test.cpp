@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "collective_bench.h"
 #include "error.h"
 
 namespace course {
@@ -29,6 +30,18 @@ TEST(BenchTable, FormatsBytes) {
   EXPECT_EQ(format_bytes(4096), "4 KiB");
   EXPECT_EQ(format_bytes(64u << 20), "64 MiB");
   EXPECT_EQ(format_bytes(3u << 19), "1.5 MiB");
+}
+
+// A figure above its ceiling means the ceiling was measured on a busy machine: flagged,
+// naming both figures; within 5% of it (noise) or below, nothing.
+TEST(BenchTable, FlagsAFigureAboveItsCeilingAsABusyMachine) {
+  EXPECT_EQ(busy_machine_note("ring busbw", 0.8, 1.0), "");
+  EXPECT_EQ(busy_machine_note("ring busbw", 1.04, 1.0), "");
+  const std::string note = busy_machine_note("ring busbw", 1.059, 1.0);
+  EXPECT_NE(note.find("BUSY MACHINE"), std::string::npos) << note;
+  EXPECT_NE(note.find("1.059"), std::string::npos) << note;
+  EXPECT_NE(note.find("1.000"), std::string::npos) << note;
+  EXPECT_EQ(busy_machine_note("ratio", 2.7, 0.0), "") << "no ceiling measured: nothing to say";
 }
 
 }  // namespace

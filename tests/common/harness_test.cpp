@@ -16,6 +16,10 @@
 #include <chrono>
 #include <thread>
 
+<<<<<<< HEAD
+=======
+#include "activity.h"
+>>>>>>> learner
 #include "socket.h"
 
 namespace course::test {
@@ -187,6 +191,34 @@ TEST(Harness, ATimeoutSaysWhatTheRankWasBlockedIn) {
   EXPECT_TRUE(out[1].timed_out);
   EXPECT_EQ(out[1].message,
             "timed out after 1500 ms; rank 1 was still running (not blocked in a socket call)");
+}
+
+TEST(Harness, ATimeoutNamesTheAlgorithmARankWasIn) {
+  // The same hang inside an ActivityLabel: the report says which algorithm to look at.
+  RanksOptions options;
+  options.timeout = 1500ms;
+  const std::vector<RankOutcome> out = run_ranks_collect(
+      2,
+      [&](RankContext& ctx) {
+        if (ctx.rank == 1) {
+          Listener listener("127.0.0.1", 0);
+          ctx.store().set("port", std::to_string(listener.port()));
+          Socket conn = listener.accept();
+          std::this_thread::sleep_for(1h);
+        } else {
+          Socket sock = Socket::connect("127.0.0.1", std::stoi(ctx.store().get("port")));
+          sock.set_peer_name("rank 1");
+          const ActivityLabel outer("all_reduce, ring (lesson 05)");
+          const ActivityLabel label("all_reduce_naive (the comparison)");  // the innermost wins
+          char byte;
+          sock.recv_all(&byte, 1);
+        }
+      },
+      options);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].message,
+            "timed out after 1500 ms; rank 0 was still in all_reduce_naive (the comparison): "
+            "recv from rank 1");
 }
 
 TEST(Harness, OthersAreStoppedSoonAfterOneFails) {

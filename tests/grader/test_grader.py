@@ -12,7 +12,13 @@
   sabotage   the same copy with lesson 01 replaced by sabotage/01_ranks (COURSE_SABOTAGE=
              deadlock, loop, segfault, exit): lesson 01 scores 0 with the right reason
              and nothing is left running, while lesson 02, given its reference code,
-             scores full points; the segfault run also grades hidden/01_ranks
+             scores full points; the segfault run also grades hidden/01_ranks. Then
+             lesson 05 replaced by sabotage/05_ring_allreduce, a ring that sends a whole
+             segment before it receives: correct on small buffers, so only the
+             large-message cases catch it; they score 0, in seconds, saying deadlock
+
+The copy's lessons/ are the stubs generated from solutions/, whatever this tree's
+lessons/ holds (someone working through the course has answers there).
 
 The copy is built without CUDA (the grader's behaviour does not depend on it) and kept
 between runs, so a second `make test` rebuilds only what changed.
@@ -90,6 +96,19 @@ class Units(unittest.TestCase):
         for path in ROOT.glob("tests/[0-9][0-9]_*/points.json"):
             with self.subTest(path=str(path)):
                 self.assertIsNotNone(pointslib.load(path).total, "give the lesson a total")
+
+    @wanted("units")
+    def test_learners_doc_shows_the_real_limits(self):
+        # docs/learners.md shows each lesson's limits as `grade.py --limits` prints them.
+        p = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), "--limits"],
+                           stdout=subprocess.PIPE, text=True, check=True)
+        doc = (ROOT / "docs" / "learners.md").read_text()
+        m = re.search(r"<!-- limits: python3 tools/grade.py --limits -->\n(.*?)\n<!-- end limits -->",
+                      doc, re.S)
+        self.assertIsNotNone(m, "docs/learners.md lost its limits table markers")
+        self.assertEqual(m.group(1).strip(), p.stdout.strip(),
+                         "docs/learners.md's limits differ from points.json: paste the output "
+                         "of `python3 tools/grade.py --limits` between its markers")
 
     @wanted("units")
     def test_gtest_listing(self):
@@ -183,6 +202,9 @@ class LearnerCopy(Checks, unittest.TestCase):
         subprocess.run(["bash", str(ROOT / "tools" / "export_learner.sh"), str(EXPORT)], cwd=ROOT,
                        check=True)
         assert not (EXPORT / "solutions").exists()
+        # The untouched stubs, not this tree's lessons/ (which may hold someone's answers).
+        subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet", "--out",
+                        str(EXPORT)], cwd=ROOT, check=True)
 
     @staticmethod
     def break_lesson01():
@@ -266,6 +288,31 @@ class LearnerCopy(Checks, unittest.TestCase):
     def test_5_exit_early(self):
         _, mine = self.sabotage("exit")
         self.assert_reasons(mine, r"exit")
+
+    @wanted("sabotage")
+    def test_6_ring_that_sends_before_it_receives(self):
+        topic = "05_ring_allreduce"
+        if not (HERE / "sabotage" / topic).is_dir() or not (EXPORT / "lessons" / topic).is_dir():
+            self.skipTest("no lesson 05 here")
+        for f in (HERE / "sabotage" / topic).iterdir():
+            copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
+        try:
+            rc, data, secs, _ = grade("--root", str(EXPORT), "--json", str(WORK / "sabotage-ring.json"),
+                                      "--lesson", "05", *FAST, timeout=900)
+        finally:  # the stubs again, for the next run's stubs case
+            subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet",
+                            "--out", str(EXPORT), "--lesson", topic], cwd=ROOT, check=True)
+        self.check_grade_json(data)
+        self.assertEqual(rc, 1)
+        large = [t for t in data["tests"] if "Large" in t["name"] and t["max_score"] > 0]
+        self.assertTrue(large, "lesson 05 has no large-message case worth points")
+        for t in large:
+            self.assertEqual(t["score"], 0, f"{t['name']} passed a ring that deadlocks")
+            self.assertIn("deadlock in all_reduce_ring", t["output"], t["name"])
+        small = [t for t in data["tests"] if t not in large and t["max_score"] > 0]
+        self.assertTrue(any(t["status"] == "passed" for t in small),
+                        "the sabotaged ring is correct on small buffers: other tests should pass")
+        print(f"sabotage ring: {len(large)} large case(s) score 0, {data['score']:.1f} points, {secs:.0f} s")
 
 
 if __name__ == "__main__":
