@@ -53,9 +53,9 @@ void check_ring_header(const MessageHeader& theirs, int left, int rank, size_t c
                         "length; check the segment and chunk lengths each step sends and "
                         "receives (both sides must use the same ones)");
   }
-  if (theirs.tag != tags::kRingReduceScatter) {
+  if (theirs.tag != tags::kRingAllReduce) {
     throw ProtocolError("all_reduce_ring " + route + ": expected the ring's header (" +
-                        tags::tag_name(tags::kRingReduceScatter) + ") but got " +
+                        tags::tag_name(tags::kRingAllReduce) + ") but got " +
                         tags::tag_name(theirs.tag) + ": rank " + std::to_string(left) +
                         " is in another collective; call "
                         "collectives in the same order on every rank");
@@ -155,7 +155,7 @@ void all_reduce_ring(TcpComm& comm, std::span<float> data, ReduceOp op, size_t c
   const int left = (rank + world - 1) % world;
   const size_t count = data.size();
   // Declared out here: a posted buffer must outlive the link's final flush.
-  const MessageHeader mine{kMessageMagic, tags::kRingReduceScatter, count};
+  const MessageHeader mine{kMessageMagic, tags::kRingAllReduce, count};
 
   // Small buffers: one thread, no hand-off. Large ones: a second thread sends while this
   // one receives and reduces (duplex_link.h; the benchmark shows the crossover).
