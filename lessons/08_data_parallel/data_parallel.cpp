@@ -54,6 +54,16 @@ Variable DataParallel::forward(const Variable& x) {
   auto t = Clock::now();
   const std::vector<Tensor> chunks = scatter(x.data(), devices());
   times_->scatter = seconds_since(t);
+  int64_t rows = 0;
+  for (const Tensor& chunk : chunks) rows += chunk.dim() >= 1 ? chunk.size(0) : 0;
+  if (chunks.empty() || chunks.size() > replicas_.size() || rows != x.size(0)) {
+    throw ConfigError("DataParallel::forward: scatter cut " + std::to_string(x.size(0)) +
+                      " rows into " + std::to_string(chunks.size()) + " chunks of " +
+                      std::to_string(rows) + " rows in all, for " +
+                      std::to_string(replicas_.size()) +
+                      " devices; expected at most one chunk per device, covering every row "
+                      "(scatter.h)");
+  }
 
   // Only as many replicas as there are chunks (torch: replicate(module, device_ids[:len(inputs)])).
   t = Clock::now();

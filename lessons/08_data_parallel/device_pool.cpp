@@ -49,7 +49,9 @@ void DevicePool::worker_loop(int device) {
     work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen; });
     if (stopping_) return;
     seen = generation_;
-    if (static_cast<size_t>(device) >= tasks_->size()) continue;  // no work this time
+    // No task for this device this time. A worker without work may wake only after run()
+    // has returned (tasks_ is null again), so it must not touch the tasks at all.
+    if (tasks_ == nullptr || static_cast<size_t>(device) >= tasks_->size()) continue;
     const std::function<void()>& task = (*tasks_)[device];
     lock.unlock();
     std::exception_ptr error;

@@ -156,16 +156,6 @@ TEST(DataParallel, TwoForwardsInOneLossEachDeliverTheirOwnGradients) {
   }
 }
 
-TEST(DataParallel, UnderNoGradNothingIsRecordedOnAnyReplica) {
-  Rng rng(41);
-  const auto master = make_mlp(kSizes, rng);
-  DataParallel dp(master, mlp_factory(), 3);
-  NoGradGuard no_grad;
-  const Variable y = dp.forward(Variable(batch_inputs(8)));
-  EXPECT_FALSE(y.requires_grad()) << "the workers must run in the caller's grad mode";
-  EXPECT_EQ(y.grad_fn(), nullptr);
-}
-
 TEST(DataParallel, TheMastersHooksFireOncePerBackward) {
   Rng rng(51);
   const auto master = make_mlp(kSizes, rng);
@@ -242,6 +232,7 @@ struct Probe {
   std::shared_ptr<std::atomic<int>> fail_forward = std::make_shared<std::atomic<int>>(-1);
   std::shared_ptr<std::atomic<int>> fail_backward = std::make_shared<std::atomic<int>>(-1);
   std::set<std::thread::id> forward_threads;
+  std::atomic<int> recording_forwards{0};  // forwards that ran with grad mode on
   std::mutex mutex;
 };
 
@@ -256,6 +247,7 @@ class ProbeModel : public Module {
       std::lock_guard<std::mutex> lock(probe_.mutex);
       probe_.forward_threads.insert(std::this_thread::get_id());
     }
+    if (grad_mode_enabled()) probe_.recording_forwards += 1;
     if (*probe_.fail_forward == device_) throw std::runtime_error("forward broke on purpose");
     if (probe_.forward_meet) probe_.forward_meet->arrive("forward");
     const Variable y = fc_->forward(x);
@@ -295,6 +287,21 @@ TEST(DataParallel, ReplicasRunForwardAndBackwardConcurrently) {
     cross_entropy(y, batch_targets(2 * k)).backward();
     for (const Variable& p : dp->parameters()) EXPECT_TRUE(p.grad().defined());
   }
+}
+
+// The workers run in the caller's grad mode: under NoGradGuard no replica records a graph.
+TEST(DataParallel, UnderNoGradNothingIsRecordedOnAnyReplica) {
+  Probe probe;
+  auto dp = probe_data_parallel(probe, 3);
+  {
+    NoGradGuard no_grad;
+    const Variable y = dp->forward(Variable(batch_inputs(9)));
+    EXPECT_FALSE(y.requires_grad());
+    EXPECT_EQ(probe.recording_forwards.load(), 0) << "replicas recorded graphs under NoGradGuard";
+  }
+  const Variable y = dp->forward(Variable(batch_inputs(9)));
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_EQ(probe.recording_forwards.load(), 3);
 }
 
 TEST(DataParallel, TheDeviceThreadsLiveAcrossSteps) {
