@@ -13,7 +13,7 @@
 // alone (serial) and how much device time sits idle. PASS needs the equivalence and the
 // test accuracy target of lesson 07 (>= 85% within 3 epochs).
 //
-// Devices are threads with one BLAS thread each; device 0 is this thread plus worker 0.
+// Devices are threads with one BLAS thread each; device 0 is this thread.
 #include <cblas.h>
 
 #include <CLI/CLI.hpp>
@@ -29,6 +29,7 @@
 
 #include "data_loader.h"
 #include "data_parallel.h"
+#include "device_pool.h"
 #include "driver.h"
 #include "mnist.h"
 #include "ops.h"
@@ -312,6 +313,19 @@ course::Verdict train(const Options& o, int devices) {
 
 // ---- The benchmark -----------------------------------------------------------------------
 
+// The mean time of pool.run() with k empty tasks: waking k sleeping threads and waiting
+// for them, the fixed price of every parallel phase (two per step). Microseconds on an idle
+// machine; up to milliseconds when other programs keep every core busy and a woken thread
+// has to wait for one (the mean, not the median, is what a step pays).
+double pool_round_trip_seconds(int k) {
+  course::DevicePool pool(k);
+  const std::vector<std::function<void()>> tasks(k, [] {});
+  const int runs = 200;
+  const auto start = Clock::now();
+  for (int i = 0; i < runs; ++i) pool.run(tasks);
+  return seconds_since(start) / runs;
+}
+
 // Runs steps on consecutive batches for about `seconds` (after two warm-up steps).
 template <typename Step>
 double samples_per_second(course::DataLoader& loader, double seconds, Step step) {
@@ -358,10 +372,10 @@ course::Verdict bench(const Options& o, int max_devices) {
     std::cout << "\nbatch " << batch << "\n"
               << "| run | samples/s | vs one thread | vs DP 1 | Amdahl bound | replicate ms | "
                  "scatter ms | forward ms | gather+loss ms | backward ms | reduce-add ms | "
-                 "optimizer ms | serial share | idle |\n"
+                 "optimizer ms | serial share | idle | pool round trip |\n"
               << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-                 "---: | ---: | ---: |\n"
-              << "| one thread | " << fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | |\n";
+                 "---: | ---: | ---: | ---: |\n"
+              << "| one thread | " << fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | | |\n";
     double dp1 = 0, s1 = 0;
     for (int k = 1; k <= max_devices; ++k) {
       course::Rng r(o.seed);
@@ -387,7 +401,8 @@ course::Verdict bench(const Options& o, int max_devices) {
                 << fixed(b.ms(b.forward), 1) << " | " << fixed(b.ms(b.gather_loss), 2) << " | "
                 << fixed(b.ms(b.backward), 1) << " | " << fixed(b.ms(b.reduce_add), 2) << " | "
                 << fixed(b.ms(b.optimizer), 2) << " | " << fixed(100 * b.serial_share(), 1)
-                << "% | " << fixed(100 * b.idle_share(), 1) << "% |" << std::endl;
+                << "% | " << fixed(100 * b.idle_share(), 1) << "% | "
+                << fixed(1e6 * pool_round_trip_seconds(k), 0) << " us |" << std::endl;
     }
   }
   std::cout << "\n(ratios are to the one-thread row of the same batch size, measured in this run; "
