@@ -15,6 +15,7 @@
 //
 // Devices are threads with one BLAS thread each; device 0 is this thread.
 #include <cblas.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -326,9 +327,21 @@ double pool_round_trip_seconds(int k) {
   return seconds_since(start) / runs;
 }
 
+// This process's CPU time so far (every thread, user and system).
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+struct Rate {
+  double samples_per_s = 0;
+  double cores = 0;  // CPU time / wall time: how many cores the run actually got
+};
+
 // Runs steps on consecutive batches for about `seconds` (after two warm-up steps).
 template <typename Step>
-double samples_per_second(course::DataLoader& loader, double seconds, Step step) {
+Rate measure(course::DataLoader& loader, double seconds, Step step) {
   loader.start_epoch(0);
   auto next = [&] {
     std::optional<course::Batch> b = loader.next();
@@ -340,13 +353,15 @@ double samples_per_second(course::DataLoader& loader, double seconds, Step step)
   };
   for (int i = 0; i < 2; ++i) step(next());
   int64_t samples = 0;
+  const double cpu_start = process_cpu_seconds();
   const auto start = Clock::now();
   while (seconds_since(start) < seconds || samples == 0) {
     const course::Batch b = next();
     step(b);
     samples += b.targets.numel();
   }
-  return samples / seconds_since(start);
+  const double wall = seconds_since(start);
+  return {samples / wall, (process_cpu_seconds() - cpu_start) / wall};
 }
 
 course::Verdict bench(const Options& o, int max_devices) {
@@ -366,16 +381,18 @@ course::Verdict bench(const Options& o, int max_devices) {
     course::Rng rng(o.seed);
     auto plain = course::make_mlp(d.sizes, rng);
     course::Sgd plain_opt(plain->parameters(), {.lr = o.lr, .momentum = o.momentum});
-    const double one_thread = samples_per_second(
-        loader, o.bench_seconds,
-        [&](const course::Batch& b) { course::train_step(*plain, plain_opt, b); });
+    const Rate one = measure(loader, o.bench_seconds, [&](const course::Batch& b) {
+      course::train_step(*plain, plain_opt, b);
+    });
+    const double one_thread = one.samples_per_s;
     std::cout << "\nbatch " << batch << "\n"
               << "| run | samples/s | vs one thread | vs DP 1 | Amdahl bound | replicate ms | "
                  "scatter ms | forward ms | gather+loss ms | backward ms | reduce-add ms | "
-                 "optimizer ms | serial share | idle | pool round trip |\n"
+                 "optimizer ms | serial share | idle | pool round trip | cores used |\n"
               << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-                 "---: | ---: | ---: | ---: |\n"
-              << "| one thread | " << fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | | |\n";
+                 "---: | ---: | ---: | ---: | ---: |\n"
+              << "| one thread | " << fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | | | "
+              << fixed(one.cores, 2) << " |\n";
     double dp1 = 0, s1 = 0;
     for (int k = 1; k <= max_devices; ++k) {
       course::Rng r(o.seed);
@@ -384,11 +401,12 @@ course::Verdict bench(const Options& o, int max_devices) {
       course::Sgd opt(dp.parameters(), {.lr = o.lr, .momentum = o.momentum});
       Breakdown b(k);
       bool measuring = false;
-      const double rate = samples_per_second(loader, o.bench_seconds, [&](const course::Batch& x) {
+      const Rate measured = measure(loader, o.bench_seconds, [&](const course::Batch& x) {
         Breakdown warm(k);
         timed_step(dp, opt, x, measuring ? b : warm);
         measuring = true;  // after the first warm-up step
       });
+      const double rate = measured.samples_per_s;
       if (k == 1) {
         dp1 = rate;
         s1 = b.serial_share();
@@ -402,11 +420,14 @@ course::Verdict bench(const Options& o, int max_devices) {
                 << fixed(b.ms(b.backward), 1) << " | " << fixed(b.ms(b.reduce_add), 2) << " | "
                 << fixed(b.ms(b.optimizer), 2) << " | " << fixed(100 * b.serial_share(), 1)
                 << "% | " << fixed(100 * b.idle_share(), 1) << "% | "
-                << fixed(1e6 * pool_round_trip_seconds(k), 0) << " us |" << std::endl;
+                << fixed(1e6 * pool_round_trip_seconds(k), 0) << " us | "
+                << fixed(measured.cores, 2) << " |" << std::endl;
     }
   }
-  std::cout << "\n(ratios are to the one-thread row of the same batch size, measured in this run; "
-               "on a machine that other programs load, rows differ from run to run)\n";
+  std::cout << "\n(ratios are to the one-thread row of the same batch size, measured in this run. "
+               "\"cores used\" is this process's CPU time over the row's wall time: K devices "
+               "can only be K times faster when it can reach K; on a machine that other "
+               "programs load it cannot, and rows differ from run to run)\n";
   return course::Verdict::pass("benchmark printed");
 }
 
