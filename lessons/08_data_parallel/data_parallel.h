@@ -26,8 +26,9 @@
 // scatter, parallel_apply and gather (torch calls the module directly), so the benchmark
 // can show what the machinery costs against a plain one-thread step.
 //
-// Thread safety: one forward/backward at a time. The master must outlive nothing: the
-// graph of a forward keeps what it needs alive.
+// Thread safety: one forward or backward at a time, from one thread (that thread is
+// device 0). A forward's graph holds the pool, the master and the replicas, so it may
+// outlive the DataParallel that made it.
 #pragma once
 
 #include <functional>

@@ -262,7 +262,7 @@ course::Verdict train(const Options& o, int devices) {
   auto master = course::make_mlp(d.sizes, rng);
   course::DataParallel dp(master, replica_factory(d.sizes), devices);
   course::Sgd optimizer(dp.parameters(), {.lr = o.lr, .momentum = o.momentum});
-  std::cout << "training: " << dp.describe().substr(0, dp.describe().find(',')) << " of "
+  std::cout << "training: DataParallel over " << devices << " devices, an MLP of "
             << master->parameter_count() << " parameters, SGD, batch " << o.batch_size << ", "
             << o.epochs << " epoch(s), one BLAS thread per device" << std::endl;
   course::DataLoader train_loader(d.train, o.batch_size,
