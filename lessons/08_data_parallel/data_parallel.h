@@ -6,10 +6,10 @@
 //   Sgd opt(dp.parameters(), {.lr = 0.05f});       // the master's parameters
 //   train_step(dp, opt, batch);                     // lesson 07's step, unchanged
 //
-// Every forward:
+// Every forward, in torch's order:
 //
-//   replicate(master, replicas)           device 0 → every device   (serial, on device 0)
 //   chunks  = scatter(x, K)               device 0 → every device   (serial, on device 0)
+//   replicate(master, replicas[:chunks])  device 0 → every device   (serial, on device 0)
 //   outputs = parallel_apply(replicas, chunks)     on every device   (parallel)
 //   y       = gather(outputs)             every device → device 0   (serial, on device 0)
 //

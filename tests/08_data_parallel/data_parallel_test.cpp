@@ -357,6 +357,21 @@ TEST(DataParallel, AFailureOnSeveralDevicesReportsTheLowest) {
   EXPECT_EQ(ran, 3);
 }
 
+// A stub reached on a worker (an unfinished lesson 07 module, say) must still read as a
+// TODO to the driver, not as a replica failure.
+TEST(DataParallel, AStubOnAWorkerPassesThroughAsNotImplemented) {
+  DevicePool pool(2);
+  std::vector<std::function<void()>> tasks = {
+      [] {}, [] { throw NotImplementedError("lessons/07_training/linear.cpp", 31); }};
+  try {
+    run_on_devices(pool, tasks, "forward");
+    FAIL() << "expected the NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    EXPECT_EQ(e.file(), "lessons/07_training/linear.cpp");
+    EXPECT_EQ(e.line(), 31);
+  }
+}
+
 TEST(DevicePool, RunsEveryTaskOnItsOwnThreadAndRejectsTooMany) {
   DevicePool pool(3);
   std::vector<std::thread::id> ids(3);
