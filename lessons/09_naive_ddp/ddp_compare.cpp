@@ -249,10 +249,10 @@ Verdict run_ddp_compare(DriverContext& ctx, const DdpCompareOptions& o, const Gr
   for (size_t i = 2; i + 1 < rows.size(); i += 2) {
     const Row &per = rows[i], &flat = rows[i + 1];
     const std::string backend = per.name.substr(10, per.name.find(' ', 10) - 10);
-    table.add_note(per.name.substr(0, per.name.find(" per-param")) + ": flat spends " +
+    table.add_note(per.name.substr(0, per.name.find(" per-param")) +
+                       ": communication per step, per-param / flat = " +
                        format_fixed(per.comm / std::max(flat.comm, 1e-12), 2) +
-                       "x less time communicating per step than per-param; one all-reduce "
-                       "of one float takes " +
+                       "; one all-reduce of one float takes " +
                        format_fixed(1e6 * latency[backend], 0) + " us, so per-param's " +
                        std::to_string(per.messages - flat.messages) +
                        " extra all-reduces add about " +
