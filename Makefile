@@ -119,6 +119,8 @@ docs: setup
 # every CSV there. docs/img/lesson05_busbw.svg is the copy the README shows. Lesson 02's
 # point-to-point latency and bandwidth (against the raw socket) go to bench-results/lesson02.csv.
 # Lesson 08's DataParallel table (one thread vs 1, 2, ... devices) goes to bench-results/lesson08.md.
+# Lesson 09's table (one process, DataParallel, naive DDP per backend and variant) goes to
+# bench-results/lesson09_compare_np2.csv.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
@@ -129,6 +131,8 @@ bench: setup
 	build/solutions/lesson02 --bench --np 2 --csv bench-results/lesson02.csv
 	@mkdir -p bench-results
 	build/solutions/lesson08 --bench > bench-results/lesson08.md && cat bench-results/lesson08.md
+	@cmake --build build/solutions -j $(JOBS) --target lesson09 2>&1 | grep -E "error|Error" || true
+	build/solutions/lesson09 --compare --np 2
 	@echo "make bench: CSV and SVG in bench-results/"
 
 test: setup format-check check-classroom test-reference test-stub-builds test-grader docs
