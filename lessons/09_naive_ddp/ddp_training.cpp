@@ -1,0 +1,320 @@
+// ddp_training.cpp: lesson 09, the given data-parallel training loop (see ddp_training.h).
+#include "ddp_training.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "checkpoint.h"
+#include "distributed_sampler.h"
+#include "error.h"
+#include "ops.h"
+#include "tensor_ops.h"
+
+namespace course {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+std::vector<float> flatten(const NamedTensors& state) {
+  std::vector<float> flat;
+  for (const auto& [name, t] : state) {
+    const std::vector<float> v = t.to_vector();
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  return flat;
+}
+
+}  // namespace
+
+void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
+  app.add_option("--data", o.data, "directory with the MNIST-format IDX files")
+      ->capture_default_str();
+  app.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "examples per step on each rank")
+      ->check(CLI::Range(1, 60000))
+      ->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "sgd (momentum) or adam")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate (default 0.05 for sgd, 1e-3 for adam)");
+  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->capture_default_str();
+  app.add_option("--hidden", o.hidden, "hidden layer sizes, e.g. --hidden 512 512")
+      ->expected(1, 16);
+  app.add_option("--seed", o.seed, "seed for initialisation (plus the rank) and shuffling")
+      ->capture_default_str();
+  app.add_option("--limit", o.limit, "train on the first N examples only (0: all)");
+  app.add_option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
+  app.add_option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here");
+  app.add_flag(
+      "--no-shuffle", [&o](int64_t) { o.shuffle = false; },
+      "visit the examples in file order every epoch");
+}
+
+DdpData load_ddp_data(const DdpTrainingOptions& o) {
+  DdpData d;
+  d.train = load_mnist(o.data, MnistSplit::train);
+  d.test = load_mnist(o.data, MnistSplit::test);
+  if (o.limit > 0 && o.limit < d.train.size()) d.train = dataset_head(d.train, o.limit);
+  const Standardization norm = input_statistics(d.train);
+  standardize_(d.train, norm);
+  standardize_(d.test, norm);
+  d.sizes = {d.train.inputs.size(1)};
+  d.sizes.insert(d.sizes.end(), o.hidden.begin(), o.hidden.end());
+  d.sizes.push_back(d.train.classes);
+  return d;
+}
+
+std::shared_ptr<Sequential> make_ddp_model(const DdpTrainingOptions& o,
+                                           const std::vector<int64_t>& sizes, int rank) {
+  Rng rng(o.seed + static_cast<uint64_t>(rank));
+  std::shared_ptr<Sequential> model = make_mlp(sizes, rng);
+  if (rank == 0 && !o.init.empty()) load_checkpoint(o.init, *model, nullptr);
+  return model;
+}
+
+std::unique_ptr<Optimizer> make_ddp_optimizer(const DdpTrainingOptions& o,
+                                              std::vector<Variable> params) {
+  if (o.optimizer == "adam") {
+    return std::make_unique<Adam>(std::move(params), AdamOptions{.lr = o.lr > 0 ? o.lr : 1e-3f,
+                                                                 .weight_decay = o.weight_decay});
+  }
+  return std::make_unique<Sgd>(std::move(params), SgdOptions{.lr = o.lr > 0 ? o.lr : 0.05f,
+                                                             .momentum = o.momentum,
+                                                             .weight_decay = o.weight_decay});
+}
+
+StepResult ddp_train_step(Module& model, Optimizer& optimizer, GradientSync& sync,
+                          const Batch& batch, DdpStepTimes* times) {
+  const auto start = Clock::now();
+  optimizer.zero_grad();
+  const Variable logits = model.forward(Variable(batch.inputs));
+  const Variable loss = cross_entropy(logits, batch.targets);
+  auto t = Clock::now();
+  sync.prepare_for_backward();
+  double sync_seconds = seconds_since(t);
+  loss.backward();
+  t = Clock::now();
+  sync.finish_backward();
+  sync_seconds += seconds_since(t);
+  optimizer.step();
+  StepResult result;
+  result.loss = loss.item();
+  result.correct = count_correct(logits.data(), batch.targets);
+  if (times != nullptr) {
+    times->sync = sync_seconds;
+    times->compute = seconds_since(start) - sync_seconds;
+  }
+  return result;
+}
+
+Batch global_batch(const Dataset& data, int world, int64_t batch_per_rank, bool shuffle,
+                   uint64_t seed, int64_t epoch, int64_t step) {
+  std::vector<int64_t> ids;
+  for (int r = 0; r < world; ++r) {
+    const std::vector<int64_t> mine =
+        DistributedSampler(data.size(), world, r, shuffle, seed).indices(epoch);
+    const auto begin = static_cast<size_t>(
+        std::min<int64_t>(step * batch_per_rank, static_cast<int64_t>(mine.size())));
+    const size_t end = std::min(begin + static_cast<size_t>(batch_per_rank), mine.size());
+    ids.insert(ids.end(), mine.begin() + static_cast<std::ptrdiff_t>(begin),
+               mine.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return Batch{gather_rows(data.inputs, ids), gather_rows(data.targets, ids)};
+}
+
+double equivalence_tolerance(const DdpTrainingOptions& o) {
+  if (o.optimizer == "adam") return 0.25 * (o.lr > 0 ? o.lr : 1e-3);
+  return 1e-5;
+}
+
+double max_abs_difference(const NamedTensors& a, const NamedTensors& b) {
+  if (a.size() != b.size()) throw ConfigError("max_abs_difference: different state dicts");
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::vector<float> x = a[i].second.to_vector(), y = b[i].second.to_vector();
+    if (x.size() != y.size())
+      throw ConfigError("max_abs_difference: \"" + a[i].first + "\" differs in size");
+    for (size_t k = 0; k < x.size(); ++k) {
+      worst = std::max(worst, std::fabs(static_cast<double>(x[k]) - static_cast<double>(y[k])));
+    }
+  }
+  return worst;
+}
+
+double check_equivalence(const DdpTrainingOptions& o, const DdpData& data, ProcessGroup& pg,
+                         const SyncFactory& make_sync, int steps) {
+  const int world = pg.size(), rank = pg.rank();
+  auto sampler =
+      std::make_shared<DistributedSampler>(data.train.size(), world, rank, o.shuffle, o.seed);
+  DataLoader loader(data.train, o.batch_size, sampler);
+  loader.start_epoch(0);
+  // DDP: a model that starts different on every rank until make_sync broadcasts rank 0's.
+  std::shared_ptr<Sequential> ddp_model = make_ddp_model(o, data.sizes, rank);
+  std::unique_ptr<GradientSync> sync = make_sync(*ddp_model, pg);
+  std::unique_ptr<Optimizer> ddp_opt = make_ddp_optimizer(o, ddp_model->parameters());
+  // The serial oracle: the same starting state, one process, batch world * B.
+  Rng unused(o.seed + 7919);
+  std::shared_ptr<Sequential> serial = make_mlp(data.sizes, unused);
+  NamedTensors start;
+  for (const auto& [name, t] : ddp_model->state_dict()) start.emplace_back(name, t.clone());
+  serial->load_state_dict(start);
+  std::unique_ptr<Optimizer> serial_opt = make_ddp_optimizer(o, serial->parameters());
+
+  for (int s = 0; s < steps; ++s) {
+    const std::optional<Batch> mine = loader.next();
+    if (!mine) break;  // a tiny data set: fewer steps than asked
+    ddp_train_step(*ddp_model, *ddp_opt, *sync, *mine);
+    train_step(*serial, *serial_opt,
+               global_batch(data.train, world, o.batch_size, o.shuffle, o.seed, 0, s));
+  }
+  return max_abs_difference(ddp_model->state_dict(), serial->state_dict());
+}
+
+std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg) {
+  const NamedTensors state = model.state_dict();
+  const std::vector<float> mine = flatten(state);
+  std::vector<float> theirs = mine;
+  pg.broadcast(theirs, 0);
+  std::vector<float> differs{
+      std::memcmp(mine.data(), theirs.data(), mine.size() * sizeof(float)) != 0 ? 1.0f : 0.0f};
+  std::vector<float> all(static_cast<size_t>(pg.size()));
+  pg.all_gather(differs, all);
+  for (int r = 0; r < pg.size(); ++r) {
+    if (all[static_cast<size_t>(r)] != 0.0f) {
+      return "rank " + std::to_string(r) + "'s parameters differ from rank 0's after training";
+    }
+  }
+  return "";
+}
+
+Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
+                         const SyncFactory& make_sync, std::ostream& out) {
+  const int world = pg.size(), rank = pg.rank();
+  const bool talk = rank == 0 && !o.quiet;
+  const DdpData data = load_ddp_data(o);
+  if (talk) {
+    out << "data: " << data.train.size() << " training and " << data.test.size()
+        << " test examples from " << o.data << ", " << world << " rank(s) x batch " << o.batch_size
+        << " = global batch " << world * o.batch_size << std::endl;
+  }
+
+  // 1. Equivalence with one process on the global batch, on a fresh copy.
+  const double difference = check_equivalence(o, data, pg, make_sync);
+  if (talk) {
+    out << "equivalence: " << kEquivalenceSteps << " steps on " << world << " rank(s) x "
+        << o.batch_size << " vs one process x " << world * o.batch_size
+        << ": largest parameter difference " << difference << " (tolerance "
+        << equivalence_tolerance(o) << ")" << std::endl;
+  }
+
+  // The run itself.
+  std::shared_ptr<Sequential> model = make_ddp_model(o, data.sizes, rank);
+  if (talk && !o.init.empty()) out << "init: rank 0 loaded " << o.init << std::endl;
+  std::unique_ptr<GradientSync> sync = make_sync(*model, pg);
+  std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(o, model->parameters());
+  if (talk) {
+    out << "model: " << model->parameter_count() << " parameters, " << o.optimizer << ", "
+        << sync->describe() << std::endl;
+  }
+  auto sampler =
+      std::make_shared<DistributedSampler>(data.train.size(), world, rank, o.shuffle, o.seed);
+  DataLoader train_loader(data.train, o.batch_size, sampler);
+  DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()));
+  double best_accuracy = 0, samples_per_second = 0;
+  int best_epoch = 0;
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    sampler->set_epoch(epoch);
+    train_loader.start_epoch(epoch);
+    const auto start = Clock::now();
+    double loss_sum = 0, compute = 0, comm = 0;
+    int64_t correct = 0, samples = 0, steps = 0;
+    while (std::optional<Batch> batch = train_loader.next()) {
+      DdpStepTimes times;
+      const StepResult r = ddp_train_step(*model, *optimizer, *sync, *batch, &times);
+      const int64_t b = batch->targets.numel();
+      loss_sum += static_cast<double>(r.loss) * b;
+      correct += r.correct;
+      samples += b;
+      steps += 1;
+      compute += times.compute;
+      comm += times.sync;
+    }
+    const double seconds = seconds_since(start);
+    samples_per_second = static_cast<double>(samples * world) / std::max(seconds, 1e-9);
+    if (rank == 0) {
+      const EvalStats e = evaluate(*model, test_loader);
+      if (epoch < kTargetEpochs && e.accuracy > best_accuracy) {
+        best_accuracy = e.accuracy;
+        best_epoch = epoch + 1;
+      }
+      if (talk) {
+        out << "epoch " << epoch + 1 << "/" << o.epochs << "  loss (rank 0) "
+            << fixed(loss_sum / std::max<int64_t>(samples, 1), 4) << "  train (rank 0) "
+            << fixed(100.0 * static_cast<double>(correct) / std::max<int64_t>(samples, 1), 2)
+            << "%  test " << fixed(100 * e.accuracy, 2) << "%  " << fixed(samples_per_second, 0)
+            << " samples/s  step " << fixed(1e3 * (compute + comm) / std::max<int64_t>(steps, 1), 2)
+            << " ms (gradient sync " << fixed(100 * comm / std::max(compute + comm, 1e-12), 1)
+            << "%)  " << fixed(seconds, 1) << " s" << std::endl;
+      }
+    }
+  }
+
+  // 2. Identical parameters everywhere.
+  const std::string differs = check_identical_across_ranks(*model, pg);
+  if (talk && differs.empty()) {
+    out << "parameters: identical on all " << world << " rank(s), bit for bit" << std::endl;
+  }
+  // Every rank learns rank 0's accuracy, so they all return the same verdict.
+  std::vector<float> accuracy{static_cast<float>(best_accuracy), static_cast<float>(best_epoch)};
+  pg.broadcast(accuracy, 0);
+  best_accuracy = accuracy[0];
+  best_epoch = static_cast<int>(accuracy[1]);
+
+  if (!o.checkpoint.empty()) {
+    pg.barrier();  // every rank has finished its last step before the file appears
+    if (rank == 0) {
+      save_checkpoint(o.checkpoint, *model, nullptr, {{"epochs", std::to_string(o.epochs)}});
+      if (talk) out << "checkpoint: rank 0 wrote " << o.checkpoint << " (atomically)" << std::endl;
+    }
+  }
+
+  const std::string summary = fixed(100 * best_accuracy, 2) + "% test accuracy at epoch " +
+                              std::to_string(best_epoch) + ", " + std::to_string(world) +
+                              " rank(s), " + fixed(samples_per_second, 0) +
+                              " samples/s, equivalence within " + fixed(difference, 8);
+  if (!(difference <= equivalence_tolerance(o))) {
+    return Verdict::fail("after " + std::to_string(kEquivalenceSteps) +
+                         " steps DDP differs from "
+                         "one process with the global batch by " +
+                         std::to_string(difference) + " (tolerance " +
+                         std::to_string(equivalence_tolerance(o)) +
+                         "): the gradients are not the mean over ranks");
+  }
+  if (!differs.empty()) return Verdict::fail(differs);
+  if (best_accuracy < kTargetAccuracy) {
+    return Verdict::fail("test accuracy " + fixed(100 * best_accuracy, 2) + "% within " +
+                         std::to_string(std::min(o.epochs, kTargetEpochs)) +
+                         " epoch(s), below the target of " + fixed(100 * kTargetAccuracy, 0) +
+                         "% (" + summary + ")");
+  }
+  return Verdict::pass(summary);
+}
+
+}  // namespace course

@@ -1,0 +1,65 @@
+// distributed_sampler.cpp: lesson 09, part 1: each rank's share of an epoch (see
+// distributed_sampler.h).
+#include "distributed_sampler.h"
+
+#include <numeric>
+#include <string>
+
+#include "error.h"
+
+namespace course {
+
+DistributedSampler::DistributedSampler(int64_t dataset_size, int num_replicas, int rank,
+                                       bool shuffle, uint64_t seed, bool drop_last)
+    : dataset_size_(dataset_size),
+      num_replicas_(num_replicas),
+      rank_(rank),
+      shuffle_(shuffle),
+      seed_(seed),
+      drop_last_(drop_last) {
+  if (dataset_size < 0) {
+    throw ConfigError("DistributedSampler: dataset_size " + std::to_string(dataset_size) +
+                      " is negative");
+  }
+  if (num_replicas < 1) {
+    throw ConfigError("DistributedSampler: num_replicas " + std::to_string(num_replicas) +
+                      " must be at least 1 (the world size)");
+  }
+  if (rank < 0 || rank >= num_replicas) {
+    throw ConfigError("DistributedSampler: rank " + std::to_string(rank) + " is outside [0, " +
+                      std::to_string(num_replicas - 1) +
+                      "]: pass this process's rank and the world size");
+  }
+  // BEGIN SOLUTION: num_samples_ (ceil, or floor with drop_last) and total_size_
+  const int64_t n = dataset_size_, N = num_replicas_;
+  num_samples_ = drop_last_ ? n / N : (n + N - 1) / N;
+  total_size_ = num_samples_ * N;
+  // END SOLUTION
+}
+
+std::vector<int64_t> DistributedSampler::indices(int64_t epoch) const {
+  // BEGIN SOLUTION: the shared order, padded from the front or cut, then every N-th from rank
+  std::vector<int64_t> order;
+  if (shuffle_) {
+    order = RandomSampler(dataset_size_, seed_).indices(epoch);
+  } else {
+    order.resize(static_cast<size_t>(dataset_size_));
+    std::iota(order.begin(), order.end(), 0);
+  }
+  const auto total = static_cast<size_t>(total_size_);
+  if (order.size() > total) {
+    order.resize(total);  // drop_last: the tail waits for another epoch
+  } else {
+    const size_t n = order.size();
+    for (size_t i = n; i < total; ++i) order.push_back(order[i % n]);  // from the front
+  }
+  std::vector<int64_t> mine;
+  mine.reserve(static_cast<size_t>(num_samples_));
+  for (size_t i = static_cast<size_t>(rank_); i < total; i += static_cast<size_t>(num_replicas_)) {
+    mine.push_back(order[i]);
+  }
+  return mine;
+  // END SOLUTION
+}
+
+}  // namespace course
