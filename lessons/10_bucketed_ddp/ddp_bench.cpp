@@ -16,6 +16,7 @@
 #include "bench_table.h"
 #include "distributed_data_parallel.h"
 #include "error.h"
+#include "naive_ddp.h"
 #include "ops.h"
 #include "optimizer.h"
 #include "rng.h"
@@ -216,46 +217,25 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   const auto hidden_share = [&](double t) {
     return std::clamp(1.0 - (t - compute) / comm, 0.0, 1.0);
   };
-  const std::vector<Variable> params = s.model->parameters();
-  const float inv_world = 1.0f / static_cast<float>(world);
-
-  compute = measure_compute();
-  const double per_param =
-      slowest_median(time_steps(o, group,
-                                [&] {
-                                  s.optimizer->zero_grad();
-                                  loss_backward(*s.model);
-                                  for (const Variable& p : params) {
-                                    group.all_reduce(p.grad().span(), ReduceOp::SUM);
-                                    scale_(p.grad(), inv_world);
-                                  }
-                                  s.optimizer->step();
-                                }),
-                     group);
-  row("naive per-param", std::to_string(params.size()), per_param, hidden_share(per_param));
+  // Lesson 09's NaiveDdp: every gradient after backward, per parameter or in one buffer.
+  const auto naive = [&](GradSync variant) {
+    Setup fresh = make_setup(o, rank);
+    compute = measure_compute();
+    NaiveDdp ddp(*fresh.model, group, variant);
+    return slowest_median(time_steps(o, group,
+                                     [&] {
+                                       fresh.optimizer->zero_grad();
+                                       loss_backward(ddp.module());
+                                       ddp.sync_gradients();
+                                       fresh.optimizer->step();
+                                     }),
+                          group);
+  };
+  const double per_param = naive(GradSync::per_param);
+  row("naive per-param", std::to_string(s.model->parameters().size()), per_param,
+      hidden_share(per_param));
   const double per_param_ratio = per_param / compute;
-
-  compute = measure_compute();
-  const double flat_time =
-      slowest_median(time_steps(o, group,
-                                [&] {
-                                  s.optimizer->zero_grad();
-                                  loss_backward(*s.model);
-                                  int64_t at = 0;
-                                  for (const Variable& p : params) {
-                                    copy_(flat.rows(at, p.numel()), p.grad().reshape({p.numel()}));
-                                    at += p.numel();
-                                  }
-                                  group.all_reduce(flat.span(), ReduceOp::SUM);
-                                  at = 0;
-                                  for (const Variable& p : params) {
-                                    copy_(p.grad(), flat.rows(at, p.numel()).reshape(p.shape()));
-                                    scale_(p.grad(), inv_world);
-                                    at += p.numel();
-                                  }
-                                  s.optimizer->step();
-                                }),
-                     group);
+  const double flat_time = naive(GradSync::flat);
   row("naive flat", "1", flat_time, hidden_share(flat_time));
 
   // The Reducer at each cap (the first bucket the same), then torch's defaults.
@@ -271,7 +251,7 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   for (const auto& [name, caps] : configs) {
     Setup fresh = make_setup(o, rank);
     compute = measure_compute();
-    DistributedDataParallel ddp(fresh.model, group,
+    DistributedDataParallel ddp(*fresh.model, group,
                                 {.first_bucket_bytes = mib_to_bytes(caps.first),
                                  .bucket_cap_bytes = mib_to_bytes(caps.second)});
     const double t = slowest_median(
@@ -300,7 +280,7 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   for (int k : {1, 2, 4, 8}) {
     Setup fresh = make_setup(o, rank);
     compute = measure_compute();
-    DistributedDataParallel ddp(fresh.model, group);
+    DistributedDataParallel ddp(*fresh.model, group);
     const auto micro = [&] {
       cross_entropy(ddp.forward(Variable(fresh.batch.first)), fresh.batch.second).backward();
     };

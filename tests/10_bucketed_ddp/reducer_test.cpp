@@ -40,7 +40,7 @@ float ddp_versus_one_process(ProcessGroup& group, const BucketConfig& config, Op
   Rng mine_rng(100 + static_cast<uint64_t>(rank)), oracle_rng(100);
   auto model = make_mlp(kSizes, mine_rng);
   auto oracle = make_mlp(kSizes, oracle_rng);
-  DistributedDataParallel ddp(model, group,
+  DistributedDataParallel ddp(*model, group,
                               {.first_bucket_bytes = config.first_bytes,
                                .bucket_cap_bytes = config.cap_bytes,
                                .gradient_as_bucket_view = as_view});
