@@ -215,12 +215,8 @@ void Reducer::mark_variable_ready(size_t index) {
   }
   ready_[index] = true;
   if (!has_rebuilt_) ready_order_.push_back(index);
-  const Variable& p = params_[index].second;
-  const Tensor view = slice(index);
-  const float inv_world = 1.0f / static_cast<float>(world_);
   // TODO(lesson10): grad / world into the slice (zeros if undefined); bucket view option
   COURSE_TODO();
-  const size_t b = locator_[index].first;
   // TODO(lesson10): count the bucket down; when complete, launch ready buckets in order
   COURSE_TODO();
 }

@@ -258,10 +258,10 @@ void Reducer::mark_variable_ready(size_t index) {
   }
   ready_[index] = true;
   if (!has_rebuilt_) ready_order_.push_back(index);
+  // BEGIN SOLUTION: grad / world into the slice (zeros if undefined); bucket view option
   const Variable& p = params_[index].second;
   const Tensor view = slice(index);
   const float inv_world = 1.0f / static_cast<float>(world_);
-  // BEGIN SOLUTION: grad / world into the slice (zeros if undefined); bucket view option
   const Tensor grad = p.grad();
   if (!grad.defined()) {
     fill_(view, 0.0f);  // an unused parameter contributes nothing
@@ -273,8 +273,8 @@ void Reducer::mark_variable_ready(size_t index) {
     if (options_.gradient_as_bucket_view) p.set_grad(view);
   }
   // END SOLUTION
-  const size_t b = locator_[index].first;
   // BEGIN SOLUTION: count the bucket down; when complete, launch ready buckets in order
+  const size_t b = locator_[index].first;
   if (--buckets_[b].pending == 0) {
     ready_log_.push_back(b);
     launch_ready_buckets();
