@@ -1,0 +1,47 @@
+// ddp_bench.h: lesson 10's benchmark, the DDP paper's experiments in miniature (given code).
+//
+//   ./lesson10 --bench --np 2            # the table, bench-results/lesson10_buckets.csv/.svg
+//
+// On an MLP wide enough that communication matters (784 -> 2048 x 4 -> 10, 14.2 M
+// parameters, 57 MB of gradients), every rank times training steps of the same per-rank
+// batch under each way of synchronising gradients:
+//
+//   compute only        no communication at all (every rank trains alone): the floor
+//   naive per-param     after backward, one blocking all_reduce per parameter
+//   naive flat          after backward, copy into one buffer, one all_reduce, copy back
+//   bucketed <cap>      the Reducer, buckets of at most <cap> (first bucket the same),
+//                       for per-parameter, 0.25, 1, 5, 25 MiB and one bucket
+//   bucketed default    the Reducer with torch's defaults: 1 MiB first bucket, 25 MiB cap
+//   no_sync K           the default Reducer, K - 1 micro-batches under no_sync, then one
+//                       synchronised: time per micro-batch
+//
+// and one flat all_reduce of every gradient alone (the communication there is to hide).
+// Each row is the median step time over the timed steps of the slowest rank, and its
+// ratio to compute only measured again just before it (on a shared machine the load
+// drifts; a neighbouring baseline keeps the ratio honest). The hidden share is 1 - (t_bucketed -
+// t_compute) / t_allreduce: the part of the all-reduce time that did not add to the step.
+//
+// What this is not: a training run (the inputs are synthetic; the numbers learn nothing).
+#pragma once
+#include <string>
+
+#include "driver.h"
+#include "process_group.h"
+
+namespace course {
+
+struct DdpBenchOptions {
+  int64_t batch_size = 32;  ///< per rank
+  int hidden = 2048;
+  int layers = 4;
+  int warmup = 2;
+  int steps = 5;
+  std::string csv_path = "bench-results/lesson10_buckets.csv";
+  std::string svg_path = "bench-results/lesson10_buckets.svg";
+};
+
+/// Runs the table above on `group` (every rank calls it). Returns the verdict: PASS when
+/// every bucketed run left identical parameters on every rank.
+Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& options);
+
+}  // namespace course

@@ -1,0 +1,186 @@
+// reducer.h: lesson 10, PyTorch DDP's engine: gradients all-reduced in buckets while the
+// backward pass is still running (torch/csrc/distributed/c10d/reducer.cpp; Li et al.,
+// "PyTorch Distributed", VLDB 2020).
+//
+//   Reducer reducer(model->named_parameters(), *group, {.bucket_cap_bytes = 25 << 20});
+//   for (each step) {
+//     reducer.rebuild_buckets();                   // no-op except once, after step 1
+//     Variable loss = cross_entropy(model->forward(x), y);
+//     reducer.prepare_for_backward({});            // arms the hooks for this backward
+//     loss.backward();                             // hooks fill buckets, launch all-reduces,
+//                                                  // and the last one waits for them all
+//     optimizer.step();                            // every rank has the same mean gradient
+//   }
+//
+// distributed_data_parallel.h wraps these calls the way torch's DistributedDataParallel
+// does; tests call them directly.
+//
+// THE ALGORITHM (one iteration)
+//   1. Buckets (bucket_assignment.h): at construction, parameters in reverse registration
+//      order under limits {first_bucket_bytes, bucket_cap_bytes}; each bucket owns one flat
+//      float buffer, each parameter a slice of it.
+//   2. prepare_for_backward(outputs) checks that the previous iteration finished (else the
+//      error below), resets the counters and arms the hooks. With find_unused_parameters
+//      it walks the graph from `outputs` and notes the parameters it does not reach.
+//   3. A post-accumulate-grad hook per parameter (lesson 06) runs when the parameter's
+//      gradient is complete: mark_variable_ready copies grad / world_size into the
+//      parameter's slice (or, with gradient_as_bucket_view, makes grad that slice). The
+//      first hook of the iteration also marks every unused parameter ready (slice = 0).
+//   4. When the last parameter of a bucket is ready, the bucket is ready. Buckets are
+//      launched (all_reduce_async, SUM) IN BUCKET ORDER ONLY: bucket b+1 waits for bucket
+//      b even if it became ready first, so every rank issues the same collectives in the
+//      same order (process_group.h, rule 1), whatever order its gradients came in.
+//   5. When the last bucket has been launched (with find_unused_parameters, the map of
+//      locally used parameters is all-reduced after it), the reducer waits for every
+//      bucket, in order, and writes the means back into the gradients: a copy, or
+//      nothing at all with gradient_as_bucket_view. A parameter no rank used keeps its
+//      gradient as it was (undefined after zero_grad). This happens inside the last
+//      hook, so backward() returns with the gradients synchronised.
+//   6. rebuild_buckets(), once, before the second iteration: the buckets are recomputed
+//      in the order gradients really became ready in iteration 1, and rank 0's layout is
+//      broadcast so every rank adopts the same buckets even if their orders differed.
+//      (Skipped with find_unused_parameters, whose order may change every iteration,
+//      as in torch.)
+//
+// ERRORS (ConfigError, naming this rank and the parameters by name)
+//   - prepare_for_backward while the previous iteration's reduction never finished
+//     (a parameter got no gradient and find_unused_parameters is off): torch's "Expected
+//     to have finished reduction in the prior iteration before starting a new one ...
+//     find_unused_parameters ...", listing the parameters that did not receive a gradient.
+//     Without this check the job would hang in the next all-reduce.
+//   - a parameter marked ready twice in one iteration ("Expected to mark a variable ready
+//     only once ..."), naming it.
+//   - the final wait inherits the backend's TimeoutError / PeerClosedError.
+//
+// no_sync: a backward without prepare_for_backward runs no hook work: gradients just
+// accumulate in grad(), and the next synchronised backward reduces the accumulated sum.
+//
+// Thread safety: not synchronised. Every call, and backward(), on one thread: the
+// thread that uses the ProcessGroup. The group and the parameters must outlive the
+// Reducer; the destructor removes the hooks and waits for all-reduces still in flight.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "bucket_assignment.h"
+#include "process_group.h"
+#include "tensor.h"
+#include "trace_recorder.h"
+#include "variable.h"
+
+namespace course {
+
+struct ReducerOptions {
+  /// The first bucket's limit (torch: dist._DEFAULT_FIRST_BUCKET_BYTES, 1 MiB): small, so
+  /// the first all-reduce starts early in backward.
+  int64_t first_bucket_bytes = int64_t{1} << 20;
+  /// Every later bucket's limit (torch: bucket_cap_mb = 25). 0: one bucket per parameter.
+  int64_t bucket_cap_bytes = int64_t{25} << 20;
+  /// Walk the graph after forward and mark unreached parameters ready (see above).
+  bool find_unused_parameters = false;
+  /// Gradients become views into the buckets: no copy back, and no second copy of the
+  /// gradients in memory.
+  bool gradient_as_bucket_view = false;
+  /// Records hooks, per-layer backward, all-reduces and the final wait (may be null).
+  TraceRecorder* trace = nullptr;
+  /// Bounds the final wait for each bucket.
+  Millis timeout = default_timeout();
+};
+
+/// One bucket as the reducer sees it (for tests and the driver's printout).
+struct BucketInfo {
+  BucketIndices params;  ///< parameter indices, in the order of their slices
+  int64_t bytes = 0;
+};
+
+class Reducer {
+ public:
+  /// Registers one hook per parameter and builds the initial buckets.
+  /// REQUIRES: the same parameters (names, shapes, order) on every rank of `group`; each a
+  /// leaf that requires grad; at least one.
+  Reducer(std::vector<std::pair<std::string, Variable>> params, ProcessGroup& group,
+          ReducerOptions options = {});
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  /// Step 6. Call before forward on every rank at the same point (it may broadcast).
+  /// Returns true when it rebuilt the buckets (once, after the first full iteration).
+  bool rebuild_buckets();
+
+  /// Step 2: arms the hooks for the next backward. `outputs` are the forward's outputs
+  /// (used only with find_unused_parameters; none given: no walk, every parameter counts
+  /// as used on this rank). Calls ensure_prior_reduction_finished() first.
+  void prepare_for_backward(const std::vector<Variable>& outputs);
+
+  /// Throws the "Expected to have finished reduction in the prior iteration" ConfigError
+  /// described above when the hooks are armed and some parameter never became ready.
+  void ensure_prior_reduction_finished() const;
+
+  /// The current buckets, in launch order.
+  std::vector<BucketInfo> buckets() const;
+  /// This iteration's log, in the order things happened: the buckets as they became
+  /// ready, and as their all-reduces were launched.
+  const std::vector<size_t>& ready_log() const { return ready_log_; }
+  const std::vector<size_t>& launch_log() const { return launch_log_; }
+  /// Parameters unused on this rank in this iteration (find_unused_parameters).
+  const std::vector<size_t>& unused_parameters() const { return unused_; }
+  /// True while the hooks are armed and the reduction has not finished.
+  bool reduction_pending() const { return require_finalize_; }
+  int world_size() const { return world_; }
+
+ private:
+  struct Bucket {
+    BucketIndices params;
+    std::vector<int64_t> offsets;  // element offset of each parameter's slice
+    Tensor flat;                   // the bucket's buffer, all its slices back to back
+    size_t pending = 0;            // parameters not yet ready this iteration
+    WorkPtr work;                  // the all-reduce in flight
+    double launch_us = 0;
+  };
+
+  void initialize_buckets(const std::vector<BucketIndices>& assignment);
+  Tensor slice(size_t index) const;  // parameter index's view into its bucket
+  void autograd_hook(size_t index);
+  void mark_variable_ready(size_t index);
+  void launch_ready_buckets();
+  void launch_bucket(size_t b);
+  void finalize_backward();
+  void wait_in_flight() noexcept;
+  std::string parameter_list(const std::vector<size_t>& indices) const;
+  void trace_hook(size_t index, double start_us);
+
+  std::vector<std::pair<std::string, Variable>> params_;
+  ProcessGroup& group_;
+  const ReducerOptions options_;
+  const int world_;
+  std::vector<int> hook_ids_;
+
+  std::vector<Bucket> buckets_;
+  std::vector<std::pair<size_t, size_t>> locator_;  // parameter -> (bucket, position)
+
+  // Per iteration.
+  bool expect_hooks_ = false;      // armed by prepare_for_backward
+  bool require_finalize_ = false;  // armed and not yet finalized
+  size_t next_bucket_ = 0;         // the next bucket to launch
+  std::vector<bool> ready_;
+  std::vector<size_t> ready_log_, launch_log_;
+  std::vector<size_t> unused_;
+  bool unused_marked_ = false;
+  Tensor local_used_;  // find_unused_parameters: 1 where this rank used the parameter
+  WorkPtr used_work_;
+
+  // Rebuilding (step 6).
+  bool has_rebuilt_ = false;
+  std::vector<size_t> ready_order_;  // parameters in the order they became ready, iteration 1
+
+  // Tracing.
+  std::vector<std::thread> watchers_;
+  double last_trace_us_ = 0;
+};
+
+}  // namespace course

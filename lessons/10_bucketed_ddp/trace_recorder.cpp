@@ -1,0 +1,210 @@
+// trace_recorder.cpp: lesson 10, the timeline (see the header). Given code.
+#include "trace_recorder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "error.h"
+
+namespace course {
+
+double TraceRecorder::now_us() {
+  using namespace std::chrono;
+  return static_cast<double>(
+             duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count()) /
+         1e3;
+}
+
+void TraceRecorder::span(int lane, std::string name, double start_us, double end_us,
+                         std::string detail) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  spans_.push_back({lane, std::move(name), start_us, end_us, std::move(detail)});
+}
+
+std::vector<TraceSpan> TraceRecorder::spans() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return spans_;
+}
+
+void TraceRecorder::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  spans_.clear();
+}
+
+std::string TraceRecorder::serialize() const {
+  std::ostringstream out;
+  out.precision(17);
+  for (const TraceSpan& s : spans()) {
+    out << s.lane << '\t' << s.start_us << '\t' << s.end_us << '\t' << s.name << '\t' << s.detail
+        << '\n';
+  }
+  return out.str();
+}
+
+std::vector<TraceSpan> parse_spans(const std::string& text) {
+  std::vector<TraceSpan> spans;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::vector<std::string> fields;
+    size_t begin = 0;
+    for (size_t tab; (tab = line.find('\t', begin)) != std::string::npos; begin = tab + 1) {
+      fields.push_back(line.substr(begin, tab - begin));
+    }
+    fields.push_back(line.substr(begin));
+    TraceSpan s;
+    try {
+      if (fields.size() != 5) throw std::invalid_argument("fields");
+      s.lane = std::stoi(fields[0]);
+      s.start_us = std::stod(fields[1]);
+      s.end_us = std::stod(fields[2]);
+    } catch (const std::exception&) {
+      throw ProtocolError("trace: line " + std::to_string(number) +
+                          " is not 'lane<TAB>start<TAB>end<TAB>name<TAB>detail': \"" + line + "\"");
+    }
+    s.name = fields[3];
+    s.detail = fields[4];
+    spans.push_back(std::move(s));
+  }
+  return spans;
+}
+
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+double earliest(const std::vector<std::vector<TraceSpan>>& ranks) {
+  double t0 = std::numeric_limits<double>::infinity();
+  for (const auto& spans : ranks) {
+    for (const TraceSpan& s : spans) t0 = std::min(t0, s.start_us);
+  }
+  return std::isfinite(t0) ? t0 : 0;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw SystemError("cannot write " + path + ": check that its directory exists");
+}
+
+// What a span is, for its colour and its category in the viewer.
+std::string category(const TraceSpan& s) {
+  for (const char* prefix : {"forward", "backward", "hook", "all_reduce", "wait", "optimizer"}) {
+    if (s.name.rfind(prefix, 0) == 0) return prefix;
+  }
+  return "other";
+}
+
+}  // namespace
+
+void write_chrome_trace(const std::string& path, const std::vector<std::vector<TraceSpan>>& ranks) {
+  const double t0 = earliest(ranks);
+  std::ostringstream out;
+  out.precision(3);
+  out << std::fixed << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  bool first = true;
+  const auto event = [&](const std::string& text) {
+    out << (first ? "  " : ",\n  ") << text;
+    first = false;
+  };
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const std::string pid = std::to_string(r);
+    event("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + pid +
+          ", \"args\": {\"name\": \"rank " + pid + "\"}}");
+    event("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + pid +
+          ", \"tid\": 0, \"args\": {\"name\": \"compute\"}}");
+    event("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + pid +
+          ", \"tid\": 1, \"args\": {\"name\": \"communication\"}}");
+    for (const TraceSpan& s : ranks[r]) {
+      std::ostringstream e;
+      e.precision(3);
+      e << std::fixed << "{\"ph\": \"X\", \"name\": " << json_string(s.name)
+        << ", \"cat\": " << json_string(category(s)) << ", \"pid\": " << r
+        << ", \"tid\": " << s.lane << ", \"ts\": " << (s.start_us - t0)
+        << ", \"dur\": " << std::max(0.0, s.end_us - s.start_us)
+        << ", \"args\": {\"detail\": " << json_string(s.detail) << "}}";
+      event(e.str());
+    }
+  }
+  out << "\n]}\n";
+  write_file(path, out.str());
+}
+
+void write_timeline_svg(const std::string& path, const std::vector<std::vector<TraceSpan>>& ranks,
+                        const std::string& title) {
+  const double t0 = earliest(ranks);
+  double t1 = t0;
+  for (const auto& spans : ranks) {
+    for (const TraceSpan& s : spans) t1 = std::max(t1, s.end_us);
+  }
+  const double width = 1100, left = 150, right = 20, lane_h = 22, gap = 12, top = 40;
+  const double scale = (width - left - right) / std::max(t1 - t0, 1.0);
+  const double height = top + ranks.size() * (2 * lane_h + gap) + 50;
+  std::ostringstream svg;
+  svg.precision(2);
+  svg << std::fixed << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+      << "\" height=\"" << height << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << title << "</text>\n";
+  const auto colour = [](const std::string& cat) {
+    if (cat == "forward") return "#4e79a7";
+    if (cat == "backward") return "#59a14f";
+    if (cat == "hook") return "#edc948";
+    if (cat == "all_reduce") return "#e15759";
+    if (cat == "wait") return "#bab0ac";
+    if (cat == "optimizer") return "#b07aa1";
+    return "#cccccc";
+  };
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const double y = top + r * (2 * lane_h + gap);
+    svg << "<text x=\"8\" y=\"" << y + 15 << "\">rank " << r << " compute</text>\n"
+        << "<text x=\"8\" y=\"" << y + lane_h + 15 << "\">rank " << r << " communication</text>\n";
+    for (const TraceSpan& s : ranks[r]) {
+      const std::string cat = category(s);
+      const double x = left + (s.start_us - t0) * scale;
+      const double w = std::max(0.8, (s.end_us - s.start_us) * scale);
+      // A hook is drawn as a thin tick over the backward box it fires in.
+      const double yy = y + s.lane * lane_h + (cat == "hook" ? 2 : 4);
+      const double hh = cat == "hook" ? lane_h - 4 : lane_h - 8;
+      svg << "<rect x=\"" << x << "\" y=\"" << yy << "\" width=\"" << w << "\" height=\"" << hh
+          << "\" fill=\"" << colour(cat) << "\" stroke=\"#333\" stroke-width=\"0.3\"><title>"
+          << s.name << " " << (s.end_us - s.start_us) / 1e3 << " ms</title></rect>\n";
+    }
+  }
+  const double ly = height - 25;
+  double lx = left;
+  for (const char* cat : {"forward", "backward", "hook", "all_reduce", "wait", "optimizer"}) {
+    svg << "<rect x=\"" << lx << "\" y=\"" << ly - 10 << "\" width=\"12\" height=\"12\" fill=\""
+        << colour(cat) << "\"/><text x=\"" << lx + 16 << "\" y=\"" << ly << "\">" << cat
+        << "</text>\n";
+    lx += 110;
+  }
+  svg << "<text x=\"" << width - right << "\" y=\"" << ly << "\" text-anchor=\"end\">"
+      << (t1 - t0) / 1e3 << " ms</text>\n</svg>\n";
+  write_file(path, svg.str());
+}
+
+}  // namespace course
