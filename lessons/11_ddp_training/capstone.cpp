@@ -1,0 +1,340 @@
+// capstone.cpp: lesson 11, the training program (given; see capstone.h).
+#include "capstone.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "bn_mlp.h"
+#include "checkpoint.h"
+#include "distributed_data_parallel.h"
+#include "distributed_eval.h"
+#include "distributed_sampler.h"
+#include "error.h"
+#include "reducer.h"
+#include "sync_batch_norm.h"
+#include "training_checkpoint.h"
+
+namespace course {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+// Lesson 10's Reducer behind lesson 09's seam: buckets all-reduced during backward.
+class BucketedSync : public GradientSync {
+ public:
+  BucketedSync(Module& model, ProcessGroup& pg)
+      : reducer_((broadcast_parameters(model, pg), broadcast_buffers(model, pg),
+                  model.named_parameters()),
+                 pg) {}
+  void prepare_for_backward() override {
+    reducer_.rebuild_buckets();
+    reducer_.prepare_for_backward({});
+  }
+  void finish_backward() override {
+    if (reducer_.reduction_pending()) {
+      throw ConfigError(
+          "DDP: backward finished with buckets not reduced (a parameter got no "
+          "gradient on this rank)");
+    }
+  }
+  int64_t messages_per_step() const override {
+    return static_cast<int64_t>(reducer_.buckets().size());
+  }
+  std::string describe() const override {
+    return "bucketed DDP (lesson 10's Reducer, " + std::to_string(reducer_.buckets().size()) +
+           " bucket(s))";
+  }
+
+ private:
+  Reducer reducer_;
+};
+
+std::string history_to_string(const std::vector<EpochRecord>& h) {
+  std::ostringstream s;
+  s.precision(9);
+  for (const EpochRecord& r : h) {
+    s << r.epoch << ',' << r.train_loss << ',' << r.train_accuracy << ',' << r.test_loss << ','
+      << r.test_accuracy << ',' << r.samples_per_second << ',' << r.seconds << ';';
+  }
+  return s.str();
+}
+
+std::vector<EpochRecord> history_from_string(const std::string& text) {
+  std::vector<EpochRecord> h;
+  std::istringstream rows(text);
+  std::string row;
+  while (std::getline(rows, row, ';')) {
+    EpochRecord r;
+    char c;
+    std::istringstream f(row);
+    f >> r.epoch >> c >> r.train_loss >> c >> r.train_accuracy >> c >> r.test_loss >> c >>
+        r.test_accuracy >> c >> r.samples_per_second >> c >> r.seconds;
+    if (f) h.push_back(r);
+  }
+  return h;
+}
+
+void progress_bar(std::ostream& out, int epoch, int64_t step, int64_t steps) {
+  const int width = 30, done = static_cast<int>(width * step / std::max<int64_t>(steps, 1));
+  out << "\repoch " << epoch << " [" << std::string(static_cast<size_t>(done), '#')
+      << std::string(static_cast<size_t>(width - done), '.') << "] " << step << "/" << steps
+      << std::flush;
+}
+
+}  // namespace
+
+void add_capstone_flags(CLI::App& app, CapstoneOptions& o) {
+  o.train.epochs = 5;
+  o.train.hidden = {256, 256};
+  o.train.batch_size = 64;
+  add_ddp_training_flags(app, o.train);
+  app.add_flag("--sync-bn", o.sync_bn, "SyncBatchNorm: batch statistics over every rank's rows");
+  app.add_option("--run-dir", o.run_dir, "data cache, curves.csv and curves.svg")
+      ->capture_default_str();
+  app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                 "rank 0 writes epoch-NNNN.safetensors here (default RUN_DIR/checkpoints)");
+  app.add_flag("--resume", o.resume, "continue from the newest checkpoint in --checkpoint-dir");
+  app.add_option("--crash-at-step", o.crash_step,
+                 "fault injection: rank --crash-rank kills itself (SIGKILL) before this step");
+  app.add_option("--crash-rank", o.crash_rank, "the rank --crash-at-step kills")
+      ->capture_default_str();
+}
+
+std::map<std::string, std::string> capstone_run_config(const CapstoneOptions& o,
+                                                       const std::vector<int64_t>& sizes,
+                                                       int world) {
+  std::string shape;
+  for (int64_t s : sizes) shape += (shape.empty() ? "" : "-") + std::to_string(s);
+  const DdpTrainingOptions& t = o.train;
+  return {{"model", shape + (o.sync_bn ? " sync-bn" : " bn")},
+          {"world_size", std::to_string(world)},
+          {"batch_size", std::to_string(t.batch_size)},
+          {"seed", std::to_string(t.seed)},
+          {"shuffle", t.shuffle ? "1" : "0"},
+          {"limit", std::to_string(t.limit)},
+          {"optimizer", t.optimizer + " lr " + fixed(t.lr, 6) + " momentum " +
+                            fixed(t.momentum, 4) + " wd " + fixed(t.weight_decay, 6)}};
+}
+
+void broadcast_buffers(Module& model, ProcessGroup& pg) {
+  if (pg.size() == 1) return;
+  for (auto& [name, t] : model.named_buffers()) pg.broadcast(t.span(), 0);
+}
+
+DdpData prepare_data_cached(const DdpTrainingOptions& o, const std::string& cache,
+                            ProcessGroup& pg) {
+  const std::string key = o.data + " limit " + std::to_string(o.limit);
+  auto matches = [&] {
+    try {
+      return std::filesystem::exists(cache) && load_safetensors(cache).metadata.at("key") == key;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  if (pg.rank() == 0 && !matches()) {
+    const DdpData d = load_ddp_data(o);
+    std::filesystem::create_directories(std::filesystem::path(cache).parent_path());
+    save_safetensors(cache,
+                     {{"train.inputs", d.train.inputs},
+                      {"train.targets", d.train.targets},
+                      {"test.inputs", d.test.inputs},
+                      {"test.targets", d.test.targets}},
+                     {{"key", key}, {"classes", std::to_string(d.train.classes)}});
+  }
+  pg.barrier();  // the file is complete (renamed into place) before anyone reads it
+  // A rank on another machine without the shared directory prepares its own copy.
+  if (!std::filesystem::exists(cache)) return load_ddp_data(o);
+  const SafetensorsFile f = load_safetensors(cache);
+  DdpData d;
+  const int64_t classes = std::stoll(f.metadata.at("classes"));
+  d.train = Dataset{f.at("train.inputs"), f.at("train.targets"), classes};
+  d.test = Dataset{f.at("test.inputs"), f.at("test.targets"), classes};
+  d.sizes = {d.train.inputs.size(1)};
+  d.sizes.insert(d.sizes.end(), o.hidden.begin(), o.hidden.end());
+  d.sizes.push_back(classes);
+  return d;
+}
+
+void write_curves(const std::string& dir, const std::vector<EpochRecord>& history) {
+  std::filesystem::create_directories(dir);
+  std::ofstream csv(dir + "/curves.csv");
+  csv << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,samples_per_s,seconds\n";
+  for (const EpochRecord& r : history) {
+    csv << r.epoch << ',' << r.train_loss << ',' << r.train_accuracy << ',' << r.test_loss << ','
+        << r.test_accuracy << ',' << r.samples_per_second << ',' << r.seconds << '\n';
+  }
+  // Accuracy (%) against epoch, 70..100, one polyline per curve.
+  const double w = 480, h = 300, left = 50, bottom = 40, top = 20, right = 20;
+  const int epochs = std::max<int>(static_cast<int>(history.size()), 1);
+  auto px = [&](double epoch) { return left + (w - left - right) * epoch / epochs; };
+  auto py = [&](double acc) {
+    const double a = std::clamp(100 * acc, 70.0, 100.0);
+    return h - bottom - (h - top - bottom) * (a - 70) / 30;
+  };
+  std::ofstream svg(dir + "/curves.svg");
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
+      << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' "
+         "fill='white'/>\n";
+  for (int a = 70; a <= 100; a += 10) {
+    svg << "<line x1='" << left << "' x2='" << w - right << "' y1='" << py(a / 100.0) << "' y2='"
+        << py(a / 100.0) << "' stroke='#ddd'/><text x='10' y='" << py(a / 100.0) + 4 << "'>" << a
+        << "%</text>\n";
+  }
+  const char* names[] = {"test accuracy", "train accuracy (before each update)"};
+  const char* colours[] = {"#1f77b4", "#ff7f0e"};
+  for (int k = 0; k < 2; ++k) {
+    svg << "<polyline fill='none' stroke-width='2' stroke='" << colours[k] << "' points='";
+    for (const EpochRecord& r : history) {
+      svg << px(r.epoch) << ',' << py(k == 0 ? r.test_accuracy : r.train_accuracy) << ' ';
+    }
+    svg << "'/>\n<text x='" << left + 10 << "' y='" << top + 15 * (k + 1) << "' fill='"
+        << colours[k] << "'>" << names[k] << "</text>\n";
+  }
+  svg << "<text x='" << w / 2 << "' y='" << h - 10 << "'>epoch</text>\n</svg>\n";
+}
+
+CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessGroup& bn_group,
+                            std::ostream& out) {
+  const int world = pg.size(), rank = pg.rank();
+  const bool talk = rank == 0 && !o.train.quiet;
+  const bool bar = talk && ::isatty(STDOUT_FILENO);
+  const DdpTrainingOptions& t = o.train;
+
+  // 1. Data: rank 0 prepares, the others wait at the barrier, then everyone reads.
+  const DdpData data = prepare_data_cached(t, o.run_dir + "/prepared-data.safetensors", pg);
+  if (talk) {
+    out << "data: " << data.train.size() << " training and " << data.test.size()
+        << " test examples (cache " << o.run_dir << "/prepared-data.safetensors), " << world
+        << " rank(s) x batch " << t.batch_size << std::endl;
+  }
+
+  // 2-3. Model, SyncBatchNorm, DDP, optimizer.
+  Rng rng(t.seed + static_cast<uint64_t>(rank));
+  std::shared_ptr<LayerStack> model = make_bn_mlp(data.sizes, rng);
+  if (rank == 0 && !t.init.empty()) load_checkpoint(t.init, *model, nullptr);
+  if (o.sync_bn) model = convert_sync_batchnorm(*model, bn_group);
+  BucketedSync sync(*model, pg);
+  std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(t, model->parameters());
+  const RunConfig config = capstone_run_config(o, data.sizes, world);
+  if (talk) {
+    out << "model: " << model->parameter_count() << " parameters, "
+        << (o.sync_bn ? "SyncBatchNorm" : "BatchNorm1d per rank") << ", " << t.optimizer << ", "
+        << sync.describe() << std::endl;
+  }
+
+  // 4. Resume.
+  CapstoneResult result;
+  int start_epoch = 0;
+  if (o.resume) {
+    if (std::optional<ResumeState> r =
+            resume_from_latest(o.checkpoints(), *model, *optimizer, config, pg, out)) {
+      start_epoch = r->epoch;
+      result.resumed_from = r->epoch;
+      if (rank == 0) {
+        result.history = history_from_string(load_safetensors(r->path).metadata.at("history"));
+      }
+    } else if (talk) {
+      out << "resume: no checkpoint in " << o.checkpoints() << ", starting fresh" << std::endl;
+    }
+  }
+
+  // 5-7. Epochs.
+  auto sampler =
+      std::make_shared<DistributedSampler>(data.train.size(), world, rank, t.shuffle, t.seed);
+  DataLoader loader(data.train, t.batch_size, sampler, /*drop_last=*/true);
+  int64_t global_step = 0;
+  for (int epoch = start_epoch; epoch < t.epochs; ++epoch) {
+    model->set_training(true);
+    sampler->set_epoch(epoch);
+    loader.start_epoch(epoch);
+    const int64_t steps = loader.num_batches();
+    global_step = static_cast<int64_t>(epoch) * steps;
+    const auto start = Clock::now();
+    double loss_sum = 0;
+    int64_t correct = 0, samples = 0, step = 0;
+    while (std::optional<Batch> batch = loader.next()) {
+      if (global_step == o.crash_step && rank == o.crash_rank) std::raise(SIGKILL);
+      const StepResult r = ddp_train_step(*model, *optimizer, sync, *batch);
+      loss_sum += static_cast<double>(r.loss) * batch->targets.numel();
+      correct += r.correct;
+      samples += batch->targets.numel();
+      ++step;
+      ++global_step;
+      if (bar && (step % 20 == 0 || step == steps)) progress_bar(out, epoch + 1, step, steps);
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (bar) out << "\r" << std::string(60, ' ') << "\r";
+    if (!o.sync_bn) broadcast_buffers(*model, pg);
+    model->set_training(false);
+    const EvalStats e = evaluate_distributed(*model, data.test, pg);
+    EpochRecord rec{epoch + 1,
+                    loss_sum / std::max<int64_t>(samples, 1),
+                    static_cast<double>(correct) / std::max<int64_t>(samples, 1),
+                    e.loss,
+                    e.accuracy,
+                    static_cast<double>(samples * world) / std::max(seconds, 1e-9),
+                    seconds};
+    result.history.push_back(rec);
+    if (talk) {
+      out << "epoch " << rec.epoch << "/" << t.epochs << "  loss (rank 0) "
+          << fixed(rec.train_loss, 4) << "  train (rank 0) " << fixed(100 * rec.train_accuracy, 2)
+          << "%  test " << fixed(100 * e.accuracy, 2) << "% (" << e.samples << " examples over "
+          << world << " rank(s))  " << fixed(rec.samples_per_second, 0) << " samples/s  "
+          << fixed(seconds, 1) << " s" << std::endl;
+    }
+    if (o.save_checkpoints) {
+      if (rank == 0) {
+        // The curves so far ride along, so a resumed run can draw the whole run.
+        const std::string path =
+            save_training_checkpoint(o.checkpoints(), epoch + 1, *model, *optimizer, config,
+                                     {{"history", history_to_string(result.history)}});
+        if (talk) out << "checkpoint: rank 0 wrote " << path << std::endl;
+      }
+      pg.barrier();  // no rank runs ahead of a checkpoint that is not on disk yet
+    }
+  }
+
+  // 8. Identical everywhere, curves, verdict.
+  const std::string differs = check_identical_across_ranks(*model, pg);
+  for (const auto& [name, tensor] : model->state_dict()) {
+    result.final_state.emplace_back(name, tensor.clone());
+  }
+  const double accuracy = result.history.empty() ? 0 : result.history.back().test_accuracy;
+  if (rank == 0 && !result.history.empty()) {
+    write_curves(o.run_dir, result.history);
+    if (talk) {
+      out << "curves: " << o.run_dir << "/curves.csv and " << o.run_dir << "/curves.svg"
+          << std::endl;
+    }
+  }
+  std::vector<float> shared{static_cast<float>(accuracy)};
+  pg.broadcast(shared, 0);
+  const std::string summary = fixed(100 * shared[0], 2) + "% test accuracy after " +
+                              std::to_string(t.epochs) + " epoch(s) on " + std::to_string(world) +
+                              " rank(s); checkpoints in " + o.checkpoints() + ", curves in " +
+                              o.run_dir + "/curves.svg";
+  if (!differs.empty()) {
+    result.verdict = Verdict::fail(differs);
+  } else if (shared[0] < kCapstoneTarget) {
+    result.verdict =
+        Verdict::fail("below the target of " + fixed(100 * kCapstoneTarget, 0) + "%: " + summary);
+  } else {
+    result.verdict = Verdict::pass(summary);
+  }
+  return result;
+}
+
+}  // namespace course
