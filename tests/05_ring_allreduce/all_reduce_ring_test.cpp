@@ -16,10 +16,7 @@
 #include <cstdint>
 
 #include "../collectives/suite.h"
-<<<<<<< HEAD
-=======
 #include "activity.h"
->>>>>>> learner
 #include "reductions.h"
 #include "ring_allreduce.h"
 

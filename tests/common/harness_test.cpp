@@ -16,10 +16,7 @@
 #include <chrono>
 #include <thread>
 
-<<<<<<< HEAD
-=======
 #include "activity.h"
->>>>>>> learner
 #include "socket.h"
 
 namespace course::test {
