@@ -16,7 +16,6 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "all_reduce_ring.h"
 #include "ddp_compare.h"
 #include "ddp_training.h"
 #include "driver.h"
@@ -24,6 +23,7 @@
 #include "handshake.h"
 #include "naive_ddp.h"
 #include "process_group_factory.h"
+#include "ring_allreduce.h"
 
 namespace {
 

@@ -22,7 +22,6 @@
 #include <iostream>
 #include <memory>
 
-#include "all_reduce_ring.h"
 #include "bench_table.h"
 #include "ddp_bench.h"
 #include "ddp_training.h"
@@ -32,6 +31,7 @@
 #include "handshake.h"
 #include "ops.h"
 #include "process_group_factory.h"
+#include "ring_allreduce.h"
 #include "tensor_ops.h"
 
 namespace {

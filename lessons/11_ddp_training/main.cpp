@@ -14,13 +14,13 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "all_reduce_ring.h"
 #include "capstone.h"
 #include "driver.h"
 #include "error.h"
 #include "full_mesh.h"
 #include "handshake.h"
 #include "process_group_factory.h"
+#include "ring_allreduce.h"
 
 namespace {
 

@@ -1,22 +1,13 @@
-// group_factory.cpp: test_11's process groups: the tcp backend with lessons 02-05 installed
-// (all_reduce = the ring, all_reduce_async on its serial executor), and gloo.
+// group_factory.cpp: test_11's tcp groups run lessons 02-05 (all_reduce is the ring), as
+// the drivers' do; gloo groups need nothing (tests/collectives/group_factory.h).
 #include "../collectives/group_factory.h"
 
-#include "all_reduce_ring.h"
+#include "ring_allreduce.h"
 
 namespace course::test {
 
-std::unique_ptr<ProcessGroup> make_group(const std::string& backend, RankContext& ctx,
-                                         const std::string& name) {
-  if (backend == "tcp") {
-    TcpAlgorithms algorithms;
-    install_lesson05(algorithms);
-    return make_tcp_group(ctx, std::move(algorithms), name);
-  }
-#ifdef COURSE_HAVE_GLOO
-  if (backend == "gloo") return make_gloo_group(ctx, name);
-#endif
-  throw ConfigError("test_11 cannot make a '" + backend + "' process group");
+void install_suite_algorithms(TcpAlgorithms& algorithms) {
+  install_lesson05(algorithms);
 }
 
 }  // namespace course::test
