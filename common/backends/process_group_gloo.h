@@ -16,9 +16,10 @@
 //   reduce_scatter         gloo::allreduce on a scratch copy, then this rank's slice (the
 //                          options API of Gloo has no reduce-scatter)
 //   all_to_all             gloo::alltoall
-//   all_reduce_async       the same all_reduce, run by one worker thread in FIFO order
+//   all_reduce_async       the same all_reduce, run in issue order on one worker thread
+//                          (a SerialExecutor, serial_executor.h)
 // Reductions use gloo::sum/product/min/max (gloo/math.h), as torch does; AVG is SUM, then
-// a division by size() on every rank.
+// a scaling by 1/size() (reduce_kernels.h) on every rank.
 //
 // What this is not: a re-implementation of anything. The course's own algorithms are in
 // lessons 02-05 (the `tcp` backend); this is the yardstick they are measured against.

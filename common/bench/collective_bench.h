@@ -21,7 +21,7 @@
 //   measure_link                   the link's own throughput between two ranks (both ways, one way)
 //   measure_memcpy                 main memory's copy rate on this rank
 //   CollectiveBenchTable           the nccl-tests columns, printed and saved as CSV
-//   plot_busbw_svg                 busbw against size, one line per algorithm (gnuplot)
+// and, in busbw_plot.h, plot_busbw_svg: busbw against size from those CSV files.
 //
 // What this is not: a lesson's benchmark. Each lesson picks its algorithms and sizes
 // (solutions/05_ring_allreduce/all_reduce_bench.h is the one for the ring).
@@ -150,14 +150,7 @@ class CollectiveBenchTable {
   BenchTable table_;
 };
 
-/// Plots busbw (GB/s) against size (log scale) from CSV files written by
-/// CollectiveBenchTable: one line per (algorithm, ranks), one colour per algorithm, one
-/// dash pattern per number of ranks; rows whose algorithm is in `ceilings` ("link",
-/// "link-mem") become horizontal lines, other link rows are left out. Writes `svg_path`,
-/// and beside it the gnuplot script and data it used (svg_path with .gp and .dat), so the
-/// plot can be regenerated or restyled.
-/// Returns false (after a warning) when gnuplot is not installed or fails.
-bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string& svg_path,
-                    const std::string& title, const std::vector<std::string>& ceilings = {"link"});
+/// A size for a label: "512B", "4K", "1.5M", "64M".
+std::string short_size(size_t bytes);
 
 }  // namespace course

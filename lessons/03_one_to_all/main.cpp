@@ -24,21 +24,13 @@
 #include "handshake.h"
 #include "one_to_all.h"
 #include "process_group_factory.h"
+#include "result_checks.h"
 
 namespace {
 
 using course::TcpComm;
 
-struct Checker {
-  int rank = 0;
-  std::vector<std::string> failures;
-  void check(const std::string& call, std::span<const float> got, std::span<const float> want) {
-    const std::string wrong = course::describe_wrong(got, want);
-    if (wrong.empty()) return;
-    if (failures.size() < 5) std::cout << call << ": " << wrong << std::endl;
-    failures.push_back(call);
-  }
-};
+using Checker = course::ResultChecker;
 
 // The calls under test: your lesson functions on a TcpComm, or a ProcessGroup's.
 struct OneToAll {
@@ -154,7 +146,7 @@ void time_broadcasts(const OneToAll& ops) {
 course::Verdict run_checks(const OneToAll& ops, course::DriverContext& ctx, const std::string& on) {
   const size_t n = static_cast<size_t>(ctx.world());
   const std::vector<size_t> counts{0, 1, n + 1, 100003};
-  Checker checker{ctx.rank(), {}};
+  Checker checker;
   run_broadcasts(ops, counts, checker);
   run_scatter_gather(ops, counts, checker);
   run_barriers(ops, ctx.store(), checker);

@@ -23,29 +23,15 @@
 #include "process_group_factory.h"
 #include "process_group_tcp.h"
 #include "reductions.h"
+#include "result_checks.h"
 
 namespace {
 
 using course::ReduceOp;
 using course::TcpComm;
 
-const ReduceOp kOps[] = {ReduceOp::SUM, ReduceOp::PRODUCT, ReduceOp::MIN, ReduceOp::MAX,
-                         ReduceOp::AVG};
-
-struct Checker {
-  std::vector<std::string> failures;
-  void check(const std::string& call, std::span<const float> got, std::span<const float> want,
-             float tol = 0.0f) {
-    const std::string wrong = course::describe_wrong(got, want, tol);
-    if (wrong.empty()) return;
-    if (failures.size() < 5) std::cout << call << ": " << wrong << std::endl;
-    failures.push_back(call);
-  }
-};
-
-std::string describe(const std::string& name, size_t count, ReduceOp op) {
-  return name + " of " + std::to_string(count) + " (" + course::reduce_op_name(op) + ")";
-}
+using Checker = course::ResultChecker;
+using course::reduce_call_name;
 
 // The calls under test: your lesson functions on a TcpComm, or a ProcessGroup's.
 struct Reductions {
@@ -103,7 +89,7 @@ void run_reductions(const Reductions& ops, const std::vector<size_t>& counts, Ch
   const int n = ops.size, r = ops.rank;
   const std::string& p = ops.prefix;
   for (size_t count : counts) {
-    for (ReduceOp op : kOps) {
+    for (ReduceOp op : course::all_reduce_ops()) {
       const float tol = course::tolerance(op);
       for (int root = 0; root < n; ++root) {
         std::vector<float> data = course::reduce_values(r, count);
@@ -111,19 +97,19 @@ void run_reductions(const Reductions& ops, const std::vector<size_t>& counts, Ch
         if (r != root && !ops.reduce_keeps_non_root) continue;
         const std::vector<float> want =
             r == root ? course::expected_reduce(op, n, count) : course::reduce_values(r, count);
-        checker.check(describe(p + ops.reduce_name, count, op) + " to root " +
+        checker.check(reduce_call_name(p + ops.reduce_name, count, op) + " to root " +
                           std::to_string(root) + (r == root ? "" : " (left unchanged here)"),
                       data, want, tol);
       }
       std::vector<float> data = course::reduce_values(r, count);
       ops.all_reduce(data, op);
-      checker.check(describe(p + ops.all_reduce_name, count, op), data,
+      checker.check(reduce_call_name(p + ops.all_reduce_name, count, op), data,
                     course::expected_reduce(op, n, count), tol);
 
       const std::vector<float> input = course::reduce_values(r, n * count);
       std::vector<float> block(count, -1.0f);
       ops.reduce_scatter(input, block, op);
-      checker.check(describe(p + ops.reduce_scatter_name, count, op) + " per rank", block,
+      checker.check(reduce_call_name(p + ops.reduce_scatter_name, count, op) + " per rank", block,
                     course::expected_reduce_scatter(op, n, r, count), tol);
     }
     std::vector<float> gathered(n * count, -1.0f);
@@ -142,16 +128,16 @@ void run_reductions(const Reductions& ops, const std::vector<size_t>& counts, Ch
 void run_process_group(course::ProcessGroup& pg, Checker& checker) {
   const int n = pg.size(), r = pg.rank();
   const size_t count = 1000 + n;
-  for (ReduceOp op : kOps) {
+  for (ReduceOp op : course::all_reduce_ops()) {
     std::vector<float> data = course::reduce_values(r, count);
     pg.all_reduce(data, op);
-    checker.check(describe("ProcessGroup::all_reduce", count, op), data,
+    checker.check(reduce_call_name("ProcessGroup::all_reduce", count, op), data,
                   course::expected_reduce(op, n, count), course::tolerance(op));
   }
   std::vector<float> async = course::reduce_values(r, count);
   course::WorkPtr work = pg.all_reduce_async(async, ReduceOp::SUM);
   work->wait();
-  checker.check(describe("ProcessGroup::all_reduce_async", count, ReduceOp::SUM), async,
+  checker.check(reduce_call_name("ProcessGroup::all_reduce_async", count, ReduceOp::SUM), async,
                 course::expected_reduce(ReduceOp::SUM, n, count));
 }
 

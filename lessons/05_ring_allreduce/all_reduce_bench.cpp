@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "all_reduce_ring.h"
+#include "busbw_plot.h"
 #include "error.h"
 #include "full_mesh.h"
 #include "handshake.h"

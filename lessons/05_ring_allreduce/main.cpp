@@ -29,26 +29,14 @@
 #include "full_mesh.h"
 #include "handshake.h"
 #include "process_group_factory.h"
+#include "result_checks.h"
 #include "ring_allreduce.h"
 
 namespace {
 
 using course::ReduceOp;
 
-const ReduceOp kOps[] = {ReduceOp::SUM, ReduceOp::PRODUCT, ReduceOp::MIN, ReduceOp::MAX,
-                         ReduceOp::AVG};
-
 course::AllreduceBenchOptions g_bench;  // filled by the flags
-
-// FNV-1a over the bits of every result: equal hashes, equal results.
-struct Hash {
-  uint64_t value = 0xcbf29ce484222325ull;
-  void add(std::span<const float> values) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-    for (size_t i = 0; i < values.size_bytes(); ++i) value = (value ^ bytes[i]) * 0x100000001b3ull;
-    value = (value ^ values.size()) * 0x100000001b3ull;
-  }
-};
 
 // Segments of 16 MiB, more than a loopback socket buffers: a ring that sends a whole
 // segment before it receives deadlocks here, and a socket timeout of 10 s turns that into
@@ -85,9 +73,8 @@ course::Verdict run_check(course::DriverContext& ctx) {
   const int world = ctx.world();
   const int rank = ctx.rank();
   const size_t n = static_cast<size_t>(world);
-  std::vector<size_t> counts{0, 1, n - 1, n + 1, 7 * n + 3, 65537, (size_t{1} << 20) + 3};
-  std::sort(counts.begin(), counts.end());
-  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  std::vector<size_t> counts = course::collective_counts(world);
+  counts.push_back((size_t{1} << 20) + 3);  // 4 MiB: many chunks per segment
 
   course::GroupRecipe recipe;
   recipe.name = "lesson05";
@@ -104,23 +91,18 @@ course::Verdict run_check(course::DriverContext& ctx) {
               << ", " << world << " rank(s)" << std::endl;
   }
 
-  Hash hash;
-  std::vector<std::string> failures;
+  course::ResultHash hash;
+  course::ResultChecker checker;
+  std::vector<std::string>& failures = checker.failures;
   const auto check = [&](const std::string& call, std::span<const float> got, ReduceOp op,
                          size_t count) {
     hash.add(got);
-    const std::string wrong = course::describe_wrong(got, course::expected_reduce(op, world, count),
-                                                     course::tolerance(op));
-    if (wrong.empty()) return;
-    if (failures.size() < 5) std::cout << call << ": " << wrong << std::endl;
-    failures.push_back(call);
+    checker.check(call, got, course::expected_reduce(op, world, count), course::tolerance(op));
   };
-  const auto call_name = [](const std::string& what, size_t count, ReduceOp op) {
-    return what + " of " + std::to_string(count) + " (" + course::reduce_op_name(op) + ")";
-  };
+  const auto call_name = course::reduce_call_name;
 
   for (size_t count : counts) {
-    for (ReduceOp op : kOps) {
+    for (ReduceOp op : course::all_reduce_ops()) {
       std::vector<float> data = course::reduce_values(rank, count);
       pg->all_reduce(data, op);
       check(call_name("all_reduce", count, op), data, op, count);
@@ -134,7 +116,7 @@ course::Verdict run_check(course::DriverContext& ctx) {
   if (backend == "tcp") {
     auto& comm = static_cast<course::TcpProcessGroup&>(*pg).comm();
     for (size_t chunk : {size_t{1}, size_t{3}}) {
-      for (ReduceOp op : kOps) {
+      for (ReduceOp op : course::all_reduce_ops()) {
         const size_t count = 7 * n + 3;
         std::vector<float> data = course::reduce_values(rank, count);
         course::all_reduce_ring(comm, data, op, chunk);
@@ -150,10 +132,10 @@ course::Verdict run_check(course::DriverContext& ctx) {
   }
 
   // Same bits on every rank, compared through the store (not through the ring).
-  ctx.store().set("lesson05/hash/" + std::to_string(rank), std::to_string(hash.value));
+  ctx.store().set("lesson05/hash/" + std::to_string(rank), std::to_string(hash.value()));
   for (int r = 0; r < world; ++r) {
     const std::string theirs = ctx.store().get("lesson05/hash/" + std::to_string(r));
-    if (theirs != std::to_string(hash.value)) {
+    if (theirs != std::to_string(hash.value())) {
       failures.push_back("results differ between rank " + std::to_string(r) + " and rank " +
                          std::to_string(rank));
     }

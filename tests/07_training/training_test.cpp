@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "../support/temp_dir.h"
 #include "checkpoint.h"
 #include "error.h"
 #include "mnist.h"
@@ -94,16 +95,9 @@ TEST(Training, CountCorrectComparesTheArgmax) {
   EXPECT_EQ(count_correct(logits, Tensor::from_vector({3}, {1, 0, 0})), 2);
 }
 
-class Checkpoint : public ::testing::Test {
+class Checkpoint : public test::TempDir {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "course-ckpt-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path() const { return dir_ + "/model.safetensors"; }
-  std::string dir_;
+  std::string path() const { return TempDir::path("model.safetensors"); }
 };
 
 bool bit_equal(const Tensor& a, const Tensor& b) {

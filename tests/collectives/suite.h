@@ -30,6 +30,7 @@
 #include "collective_oracle.h"
 #include "group_factory.h"
 #include "harness.h"
+#include "result_checks.h"
 
 namespace course::test {
 
@@ -75,21 +76,9 @@ class BackendSuite : public testing::TestWithParam<std::string> {
   const std::string& backend() const { return GetParam(); }
 };
 
-/// The counts every collective is tried with on N ranks: 0, 1, N-1, N+1, 7N+3 and 65537.
-/// N+1 and 65537 (a prime) are divisible by no N > 1; 65537 floats (256 KiB) are more
-/// than a loopback socket buffers at first, so sends block for real. Sorted, no repeats.
+/// The counts every collective is tried with on N ranks (result_checks.h).
 inline std::vector<size_t> suite_counts(int world) {
-  const size_t n = static_cast<size_t>(world);
-  std::vector<size_t> counts{0, 1, n - 1, n + 1, 7 * n + 3, 65537};
-  std::sort(counts.begin(), counts.end());
-  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
-  return counts;
-}
-
-inline const std::vector<ReduceOp>& all_reduce_ops() {
-  static const std::vector<ReduceOp> ops{ReduceOp::SUM, ReduceOp::PRODUCT, ReduceOp::MIN,
-                                         ReduceOp::MAX, ReduceOp::AVG};
-  return ops;
+  return collective_counts(world);
 }
 
 /// What an output holds before a call: values no correct result contains.
@@ -105,23 +94,6 @@ inline bool check_values(std::span<const float> actual, std::span<const float> e
   EXPECT_TRUE(wrong.empty()) << call << ": " << wrong;
   return wrong.empty();
 }
-
-/// FNV-1a over the bits of everything added: two ranks with the same hash hold the same
-/// results, to the bit.
-class ResultHash {
- public:
-  void add(std::span<const float> values) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-    for (size_t i = 0; i < values.size_bytes(); ++i) {
-      hash_ = (hash_ ^ bytes[i]) * 0x100000001b3ull;
-    }
-    hash_ = (hash_ ^ values.size()) * 0x100000001b3ull;
-  }
-  uint64_t value() const { return hash_; }
-
- private:
-  uint64_t hash_ = 0xcbf29ce484222325ull;
-};
 
 /// EXPECTs that every rank reached the same hash (through the store, not the group under
 /// test). Every rank must call it with the same key.

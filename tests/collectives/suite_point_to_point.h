@@ -114,7 +114,7 @@ TEST_P(PointToPoint, EveryPairExchanges) {
   for (int world = 1; world <= 8; ++world) {
     run_ranks(world, [&](RankContext& ctx) {
       auto pg = make_group(backend(), ctx);
-      const auto count = [](int src, int dst) { return size_t(1 + 3 * src + 11 * dst); };
+      const auto count = [](int src, int dst) { return 1 + 3 * size_t(src) + 11 * size_t(dst); };
       std::vector<std::vector<float>> inbox(world);
       std::vector<std::vector<float>> outbox(world);
       std::vector<WorkPtr> works;

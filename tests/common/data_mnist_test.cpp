@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.h"
 #include "dataset.h"
 #include "error.h"
 #include "idx.h"
@@ -23,17 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "course-idx-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-  std::string dir_;
-};
+using test::TempDir;
 
 // n images of rows x cols with pixel (k, r, c) = (7k + 3r + c) mod 256, labels (k * 3) mod 10.
 IdxArray images(int64_t n, int64_t rows = 4, int64_t cols = 3) {
@@ -131,7 +122,7 @@ TEST_F(Mnist, LoadsScaledImagesAndLabelsFromEitherForm) {
   write_idx(path("train-labels-idx1-ubyte.gz"), labels(6));
   write_idx(path("t10k-images-idx3-ubyte"), images(2));  // uncompressed test split
   write_idx(path("t10k-labels-idx1-ubyte"), labels(2));
-  const Dataset train = load_mnist(dir_, MnistSplit::train);
+  const Dataset train = load_mnist(dir(), MnistSplit::train);
   ASSERT_EQ(train.inputs.shape(), (Shape{6, 12}));
   ASSERT_EQ(train.targets.shape(), (Shape{6}));
   EXPECT_EQ(train.classes, 10);
@@ -142,18 +133,18 @@ TEST_F(Mnist, LoadsScaledImagesAndLabelsFromEitherForm) {
       EXPECT_FLOAT_EQ(train.inputs.data()[k * 12 + p], pixel / 255.0f);
     }
   }
-  EXPECT_EQ(load_mnist(dir_, MnistSplit::test).size(), 2);
+  EXPECT_EQ(load_mnist(dir(), MnistSplit::test).size(), 2);
 }
 
 TEST_F(Mnist, MismatchedCountsBadLabelsAndMissingFilesAreClear) {
   write_idx(path("train-images-idx3-ubyte.gz"), images(6));
   write_idx(path("train-labels-idx1-ubyte.gz"), labels(5));
-  expect_config_error([&] { load_mnist(dir_, MnistSplit::train); }, "holds 5 labels but");
+  expect_config_error([&] { load_mnist(dir(), MnistSplit::train); }, "holds 5 labels but");
   IdxArray bad = labels(6);
   bad.data[4] = 10;
   write_idx(path("train-labels-idx1-ubyte.gz"), bad);
-  expect_config_error([&] { load_mnist(dir_, MnistSplit::train); }, "label 10 at index 4");
-  expect_config_error([&] { load_mnist(dir_, MnistSplit::test); }, "t10k-images-idx3-ubyte");
+  expect_config_error([&] { load_mnist(dir(), MnistSplit::train); }, "label 10 at index 4");
+  expect_config_error([&] { load_mnist(dir(), MnistSplit::test); }, "t10k-images-idx3-ubyte");
 }
 
 TEST(Dataset, HeadStatisticsAndStandardisation) {

@@ -15,6 +15,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "../support/temp_dir.h"
 #include "error.h"
 
 namespace course {
@@ -22,17 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Safetensors : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "course-st-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-  std::string dir_;
-};
+using Safetensors = test::TempDir;
 
 std::vector<uint8_t> read_bytes(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
@@ -108,7 +99,7 @@ TEST_F(Safetensors, SavingReplacesAtomicallyAndLeavesNoTemporaryFile) {
   ASSERT_EQ(f.tensors.size(), 1u);
   EXPECT_EQ(f.tensors[0].first, "y");
   int files = 0;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
+  for (const auto& entry : fs::directory_iterator(dir())) {
     ++files;
     EXPECT_EQ(entry.path().filename(), "c.safetensors");
   }

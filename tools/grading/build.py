@@ -2,7 +2,7 @@
 
 The grading tree is the Makefile's own (build/lessons for the learner's code), configured
 with CHAIN=ref: lesson NN's tests link the learner's lessons/NN and the reference for the
-lessons before it (COURSE.md). Each lesson's test target is built on its own, so a lesson
+lessons before it (docs/maintainers.md). Each lesson's test target is built on its own, so a lesson
 that does not compile scores 0 with the compiler's first errors and the others go on.
 
 What this is not: a build system. It calls CMake, which does the work.
