@@ -117,6 +117,10 @@ AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenc
                  measure_link(comm, bytes, sweep.iterations, sweep.warmup, LinkMode::one_way));
     }
   }
+  // Ranks 2 and up idle while ranks 0 and 1 measure the link, which can take longer than a
+  // socket timeout on a loaded machine: they wait in the store, with no deadline, instead of
+  // in the ring's sockets. (If rank 0 or 1 fails, the launcher still ends the job.)
+  monitored_barrier(ctx.store(), "lesson05/link", ctx.rank(), world, Millis::max());
   ring_group.barrier();
 
   // Interleaved sweep: at each size, every contender once per round; each row keeps its
