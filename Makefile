@@ -109,7 +109,8 @@ bench: setup
 # Sanitizers. Separate build trees (the reference code, no CUDA: nvcc code is not
 # instrumented), so the ordinary build stays fast. Any report fails the run: UBSan and ASan
 # abort at the first one, TSan exits 66; inside a forked rank the harness turns that exit
-# into a failure of the test (tests/harness/harness.cpp). SAN_TARGETS / SAN_LABELS pick
+# into a failure of the test (tests/harness/harness.cpp). handle_segv=0: a crash stays a
+# signal, which is what the tests of crashing ranks expect. SAN_TARGETS / SAN_LABELS pick
 # less to build and run (e.g. SAN_TARGETS="test_common test_06" SAN_LABELS="common|lesson06").
 SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCOURSE_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_CXX := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -118,9 +119,9 @@ SAN_TARGETS ?=
 SAN_LABELS ?=
 TSAN_TARGETS ?= test_common test_02 test_03 test_04 test_05
 TSAN_LABELS ?= ^(common|lesson0[2-5])$$
-export ASAN_OPTIONS ?= detect_leaks=0:abort_on_error=0:halt_on_error=1
+export ASAN_OPTIONS ?= detect_leaks=0:halt_on_error=1:handle_segv=0
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1
+export TSAN_OPTIONS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1:handle_segv=0
 
 sanitize: sanitize-asan sanitize-tsan
 	@echo "make sanitize: no sanitizer report"
