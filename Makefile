@@ -15,6 +15,9 @@
 #   make docs       the Doxygen site in docs/html
 #   make bench      the benchmarks on the reference code: nccl-tests tables, CSV and SVG
 #                   under bench-results/ (BENCH_ARGS="-e 16M -n 10" to shorten a run)
+#   make sanitize   the reference's tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#                   (build/asan), and the runtime and collective tests under ThreadSanitizer
+#                   (build/tsan); sanitize-asan and sanitize-tsan run one part
 # Sub-makes (CMake's Makefile generator) would print "Entering directory" around each step.
 MAKEFLAGS += --no-print-directory
 IMPL ?= lessons
@@ -31,7 +34,7 @@ DEMO_ARGS ?=
 
 .PHONY: setup configure stubs check-stubs test test-reference test-stub-builds demo format \
         clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \
-        classroom docs bench format-check lint
+        classroom docs bench format-check lint sanitize sanitize-asan sanitize-tsan
 
 setup:
 	@bash tools/setup.sh
@@ -135,6 +138,36 @@ bench: setup
 	build/solutions/lesson09 --compare --np 2
 	build/solutions/lesson10 --bench --np 2
 	@echo "make bench: CSV and SVG in bench-results/"
+
+# Sanitizers. Separate build trees (the reference code, no CUDA: nvcc code is not
+# instrumented), so the ordinary build stays fast. Any report fails the run: UBSan and ASan
+# abort at the first one, TSan exits 66; inside a forked rank the harness turns that exit
+# into a failure of the test (tests/harness/harness.cpp). handle_segv=0: a crash stays a
+# signal, which is what the tests of crashing ranks expect. SAN_TARGETS / SAN_LABELS pick
+# less to build and run (e.g. SAN_TARGETS="test_common test_06" SAN_LABELS="common|lesson06").
+SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCOURSE_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ASAN_CXX := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+TSAN_CXX := -fsanitize=thread -fno-omit-frame-pointer
+SAN_TARGETS ?=
+SAN_LABELS ?=
+TSAN_TARGETS ?= test_common test_02 test_03 test_04 test_05
+TSAN_LABELS ?= ^(common|lesson0[2-5])$$
+export ASAN_OPTIONS ?= detect_leaks=0:halt_on_error=1:handle_segv=0
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1:handle_segv=0
+
+sanitize: sanitize-asan sanitize-tsan
+	@echo "make sanitize: no sanitizer report"
+
+sanitize-asan: setup
+	@cmake -S . -B build/asan $(SAN_FLAGS) -DCMAKE_CXX_FLAGS="$(ASAN_CXX)" | grep -E "Error|error" || true
+	@cmake --build build/asan -j $(JOBS) $(if $(SAN_TARGETS),--target $(SAN_TARGETS),)
+	@cd build/asan && ctest -j $(JOBS) --output-on-failure --timeout 600 $(if $(SAN_LABELS),-L "$(SAN_LABELS)",)
+
+sanitize-tsan: setup
+	@cmake -S . -B build/tsan $(SAN_FLAGS) -DCMAKE_CXX_FLAGS="$(TSAN_CXX)" | grep -E "Error|error" || true
+	@cmake --build build/tsan -j $(JOBS) --target $(TSAN_TARGETS)
+	@cd build/tsan && ctest -j $(JOBS) --output-on-failure --timeout 600 -L "$(TSAN_LABELS)"
 
 test: setup format-check check-classroom test-reference test-stub-builds test-grader docs
 	@echo "make test: all checks passed"

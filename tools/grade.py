@@ -64,6 +64,8 @@ def parse_args(argv):
     p.add_argument("--grace", type=float, default=15,
                    help="seconds past a test's timeout before the grader kills it (default 15)")
     p.add_argument("--budget", type=float, help="seconds per lesson, overriding every points.json")
+    p.add_argument("--memory-mib", type=float,
+                   help="resident memory per test (MiB, all its processes), overriding every points.json")
     p.add_argument("-j", "--jobs", type=int, default=1, help="tests run at once (default 1)")
     p.add_argument("--build-jobs", type=int, default=os.cpu_count() or 2, help="compile jobs")
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the table")
@@ -106,6 +108,8 @@ class Grader:
             pf.timeout_s, pf.timeouts = self.args.timeout, {}
         if self.args.budget:
             pf.budget_s = self.args.budget
+        if self.args.memory_mib:
+            pf.memory_mib = self.args.memory_mib
         return pf
 
     def configure(self):
@@ -175,8 +179,8 @@ class Grader:
             env = dict(os.environ, COURSE_TEST_TIMEOUT_S=f"{timeout:g}", GTEST_COLOR="no")
             env.pop("GTEST_OUTPUT", None)
             run = run_contained([exe, f"--gtest_filter={name}"], timeout_s=timeout + self.args.grace,
-                                cwd=str(self.build), env=env)
-            v = judge(name, run, timeout, str(self.root))
+                                cwd=str(self.build), env=env, memory_mib=pf.memory_mib)
+            v = judge(name, run, timeout, str(self.root), pf.memory_mib)
             return report.TestScore(name, hidden, maxes[name], maxes[name] if v.status == "passed" else 0.0,
                                     v.status, v.reason, v.detail, pf.visibility_of(name), run.elapsed)
 

@@ -7,7 +7,10 @@
 // Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
 // COURSE_JOB_TOKEN; its output comes back prefixed "[rank r] ". When a rank dies the others
 // are stopped, "launch: rank 2 was killed by signal 9 (SIGKILL)" goes to stderr, and launch
-// exits with that rank's code (128 + signal for a signal).
+// exits with that rank's code (128 + signal for a signal; 130 when launch itself gets
+// SIGINT). Several nodes: export the same COURSE_JOB_TOKEN=<a secret> to every node's
+// launch, or the token is derived from --master-addr and --master-port, which anyone who
+// knows them can compute.
 //
 // What this is not: the ./lessonNN drivers, which launch themselves (common/driver.h); this
 // tool is for commands that do not, and for several machines.

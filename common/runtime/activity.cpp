@@ -4,13 +4,20 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 
 namespace course {
 namespace {
 std::atomic<char*> g_slot{nullptr};
 std::atomic<size_t> g_size{0};
 
+// One writer at a time within the process: the rank's own threads (a sender thread beside
+// the main one) would otherwise interleave their copies and garble the description.
+std::mutex g_write_mutex;
+
 void write_slot(const std::string& text) {
+  if (g_slot.load(std::memory_order_acquire) == nullptr) return;  // detached: no lock taken
+  std::lock_guard<std::mutex> lock(g_write_mutex);
   char* slot = g_slot.load(std::memory_order_acquire);
   const size_t size = g_size.load(std::memory_order_acquire);
   if (slot == nullptr || size == 0) return;

@@ -9,8 +9,9 @@
 // What this is not: a tracer or a log. Only the innermost current activity is kept.
 //
 // Thread safety: scopes may open on several threads; the slot shows the most recent.
-// Writes are racy by design (a torn read costs one garbled diagnostic, never a crash):
-// the slot is always NUL-terminated.
+// Writers within the process take turns (a mutex); the reader in another process may still
+// catch a write half done (a torn read costs one garbled diagnostic, never a crash): the
+// slot is always NUL-terminated.
 #pragma once
 
 #include <cstddef>

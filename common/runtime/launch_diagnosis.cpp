@@ -2,8 +2,8 @@
 // launch_diagnosis.h).
 #include "launch_diagnosis.h"
 
+#include <cctype>
 #include <map>
-#include <regex>
 #include <set>
 
 namespace course {
@@ -28,6 +28,25 @@ int pick_cause(const std::vector<RankObservation>& ranks) {
 }
 
 namespace {
+/// The peer a timeout message names ("timed out ... from rank 2" -> 2), or -1.
+int waited_on_peer(const std::string& verdict) {
+  const size_t t = verdict.find("timed out");
+  if (t == std::string::npos) return -1;
+  size_t best = std::string::npos, length = 0;
+  for (const std::string word : {" from rank ", " to rank ", " for rank "}) {
+    const size_t at = verdict.find(word, t);
+    if (at < best) best = at, length = word.size();
+  }
+  if (best == std::string::npos) return -1;
+  size_t end = best + length;
+  int peer = 0;
+  while (end < verdict.size() && std::isdigit(static_cast<unsigned char>(verdict[end])) &&
+         peer < 1000000) {
+    peer = peer * 10 + (verdict[end++] - '0');
+  }
+  return end > best + length ? peer : -1;
+}
+
 std::string join_ranks(const std::set<int>& ranks) {
   std::string out;
   for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
@@ -45,17 +64,14 @@ std::string describe_frozen(const std::vector<RankObservation>& ranks) {
            " frozen (stopped by SIGSTOP or a debugger) and never answered";
   }
   // Timeout messages name the peer: "... from rank 2", "... to rank 2", "... for rank 2".
-  static const std::regex kPeer("timed out.*?(?:from|to|for) rank ([0-9]+)");
   std::map<int, std::set<int>> waiters;  // silent rank -> the ranks that timed out on it
   std::set<int> ended;
   for (const RankObservation& r : ranks) {
     if (r.ended_on_its_own) ended.insert(r.rank);
   }
   for (const RankObservation& r : ranks) {
-    std::smatch m;
-    if (!r.failed || !std::regex_search(r.verdict, m, kPeer)) continue;
-    const int peer = std::stoi(m[1].str());
-    if (peer != r.rank && ended.count(peer) == 0) waiters[peer].insert(r.rank);
+    const int peer = r.failed ? waited_on_peer(r.verdict) : -1;
+    if (peer >= 0 && peer != r.rank && ended.count(peer) == 0) waiters[peer].insert(r.rank);
   }
   std::string out;
   for (const auto& [peer, who] : waiters) {

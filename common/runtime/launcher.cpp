@@ -61,7 +61,7 @@ std::atomic<int> g_signal_read{-1}, g_signal_write{-1};
 void on_signal(int sig) {
   const int saved = errno;
   const unsigned char byte = static_cast<unsigned char>(sig);
-  const int fd = g_signal_write.load(std::memory_order_relaxed);
+  const int fd = g_signal_write.load(std::memory_order_acquire);  // after the pipe was made
   if (fd >= 0) (void)!::write(fd, &byte, 1);
   errno = saved;
 }

@@ -119,6 +119,13 @@ AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenc
                  measure_link(comm, bytes, sweep.iterations, sweep.warmup, LinkMode::one_way));
     }
   }
+  // Ranks 2 and up idle while ranks 0 and 1 measure the link, which can take longer than a
+  // socket timeout on a loaded machine: they wait for rank 0's release in the store, with
+  // no deadline, instead of in the ring's sockets. Rank 0, done measuring, waits for the
+  // others' arrivals with the usual timeout and names any rank that froze meanwhile; if
+  // rank 0 or 1 fails while measuring, the other times out on it and the job ends.
+  monitored_barrier(ctx.store(), "lesson05/link", ctx.rank(), world,
+                    ctx.rank() == 0 ? default_timeout() : Millis::max());
   ring_group.barrier();
 
   // Interleaved sweep: at each size, every contender once per round; each row keeps its

@@ -218,6 +218,25 @@ TEST(Harness, ATimeoutNamesTheAlgorithmARankWasIn) {
             "recv from rank 1");
 }
 
+#if defined(__SANITIZE_THREAD__)
+// Built with -fsanitize=thread (make sanitize-tsan): a data race inside one rank makes
+// ThreadSanitizer report and exit 66 after the body passed; the harness fails that rank.
+TEST(Harness, ASanitizerReportInARankFailsIt) {
+  const std::vector<RankOutcome> out = run_ranks_collect(2, [](RankContext& ctx) {
+    if (ctx.rank != 1) return;
+    static int shared = 0;  // written by two threads with nothing ordering them
+    std::thread a([] { shared += 1; });
+    std::thread b([] { shared += 2; });
+    a.join();
+    b.join();
+  });
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].exit_code, 0);
+  EXPECT_EQ(out[1].exit_code, 3) << out[1].message;
+  EXPECT_NE(out[1].message.find("exited with code 66"), std::string::npos) << out[1].message;
+}
+#endif
+
 TEST(Harness, OthersAreStoppedSoonAfterOneFails) {
   PidLog pids;
   const auto t0 = Clock::now();

@@ -10,7 +10,7 @@
              TODO of its own lesson, grade.json is well formed; this also shows that the
              copy builds and grades without solutions/
   sabotage   the same copy with lesson 01 replaced by sabotage/01_ranks (COURSE_SABOTAGE=
-             deadlock, loop, segfault, exit): lesson 01 scores 0 with the right reason
+             deadlock, loop, segfault, exit, memory): lesson 01 scores 0 with the right reason
              and nothing is left running, while lesson 02, given its reference code,
              scores full points; the segfault run also grades hidden/01_ranks. Then
              lesson 05 replaced by sabotage/05_ring_allreduce, a ring that sends a whole
@@ -143,6 +143,26 @@ class Units(unittest.TestCase):
         r = run_contained(["sh", "-c", "sleep 300"], timeout_s=1)
         self.assertTrue(r.timed_out)
         self.assertLess(time.monotonic() - t0, 10)
+
+    @wanted("units")
+    def test_containment_stops_a_session_past_its_memory(self):
+        # Two processes of one session, 150 MiB written each: over 200 MiB together only.
+        leak = ("import time; b = bytearray(150 << 20); b[::4096] = b'x' * len(b[::4096]); "
+                "time.sleep(30)")
+        t0 = time.monotonic()
+        r = run_contained(["sh", "-c", f"python3 -c \"{leak}\" & python3 -c \"{leak}\"; wait"],
+                          timeout_s=60, memory_mib=200)
+        self.assertTrue(r.memory_exceeded)
+        self.assertFalse(r.timed_out)
+        self.assertGreater(r.peak_mib, 200)
+        self.assertLess(time.monotonic() - t0, 20)
+        v = judge("S.t", r, 60, "", 200)
+        self.assertEqual(v.status, "failed")
+        self.assertIn("exceeded 200 MiB of memory", v.reason)
+        fine = run_contained(["sh", "-c", f"python3 -c \"{leak.replace('30', '0.3')}\""],
+                             timeout_s=60, memory_mib=200)
+        self.assertFalse(fine.memory_exceeded)
+        self.assertEqual(fine.returncode, 0)
 
 
 class Checks:
@@ -313,6 +333,10 @@ class LearnerCopy(Checks, unittest.TestCase):
         self.assertTrue(any(t["status"] == "passed" for t in small),
                         "the sabotaged ring is correct on small buffers: other tests should pass")
         print(f"sabotage ring: {len(large)} large case(s) score 0, {data['score']:.1f} points, {secs:.0f} s")
+
+    def test_7_memory_past_the_limit(self):
+        _, mine = self.sabotage("memory", "--memory-mib", "300")
+        self.assert_reasons(mine, r"exceeded 300 MiB of memory")
 
 
 if __name__ == "__main__":

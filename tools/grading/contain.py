@@ -10,6 +10,13 @@ Output goes to an unnamed temporary file, not a pipe, so a leftover process hold
 descriptor can never block the reader; RLIMIT_FSIZE caps it (a learner's print loop dies
 with SIGXFSZ) and RLIMIT_CORE=0 keeps crashes from writing core files.
 
+Memory: while the command runs, the resident memory of every process of its session is
+added up every 20 ms; past memory_mib the whole session is killed and the run reports
+memory_exceeded. A sum over the session, not a per-process rlimit: a test's ranks are
+several processes, and RLIMIT_AS would also count address space that is only reserved
+(thread stacks, malloc arenas, the CUDA runtime's terabyte mapping), not used. A leak
+faster than 20 ms can overshoot the limit by what it writes in that time, no more.
+
 What this is not: a sandbox. The command runs as the grader's user, with its files.
 """
 import os
@@ -32,6 +39,24 @@ class Contained:
     output: str  # stdout and stderr, interleaved as written (long output: head and tail)
     elapsed: float  # seconds
     leftovers: int  # processes still alive in its session after it ended (now killed)
+    memory_exceeded: bool = False  # killed for using more than memory_mib
+    peak_mib: float = 0.0  # the most resident memory its session was seen to use
+
+
+POLL_S = 0.02  # how often the session's memory is measured
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _resident_bytes(pids: List[int]) -> int:
+    """The resident memory of the processes, added up (statm's second field)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * PAGE
+        except (OSError, ValueError, IndexError):
+            pass  # it exited meanwhile
+    return total
 
 
 def _session_members(sid: int) -> List[int]:
@@ -89,8 +114,10 @@ def _read_output(f) -> str:
 
 
 def run_contained(argv: List[str], *, timeout_s: float, cwd: Optional[str] = None,
-                  env: Optional[Dict[str, str]] = None) -> Contained:
-    """Runs argv in its own session; SIGKILLs the session at timeout_s or when argv exits."""
+                  env: Optional[Dict[str, str]] = None,
+                  memory_mib: Optional[float] = None) -> Contained:
+    """Runs argv in its own session; SIGKILLs the session at timeout_s, when argv exits, or
+    when the session's resident memory passes memory_mib (None: no limit)."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
@@ -100,13 +127,31 @@ def run_contained(argv: List[str], *, timeout_s: float, cwd: Optional[str] = Non
             resource.prlimit(proc.pid, resource.RLIMIT_CORE, (0, 0))
         except (ProcessLookupError, PermissionError, ValueError):
             pass
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        timed_out = exceeded = False
+        peak = 0
+        limit = None if memory_mib is None else memory_mib * (1 << 20)
+        members: List[int] = [proc.pid]
+        rescan_at = 0.0
+        while proc.poll() is None:
+            now = time.monotonic()
+            if now - start >= timeout_s:
+                timed_out = True
+                break
+            if limit is not None:
+                if now >= rescan_at:  # who is in the session: a walk of /proc, 5 times a second
+                    members = _session_members(proc.pid) or [proc.pid]
+                    rescan_at = now + 0.2
+                used = _resident_bytes(members)
+                peak = max(peak, used)
+                if used > limit:
+                    exceeded = True
+                    break
+            time.sleep(POLL_S)
+        if timed_out or exceeded:
             _kill_session(proc.pid)
             proc.wait()
         leftovers = _kill_session(proc.pid)
         return Contained(returncode=proc.returncode, timed_out=timed_out, output=_read_output(out),
-                         elapsed=time.monotonic() - start, leftovers=0 if timed_out else leftovers)
+                         elapsed=time.monotonic() - start,
+                         leftovers=0 if (timed_out or exceeded) else leftovers,
+                         memory_exceeded=exceeded, peak_mib=peak / (1 << 20))

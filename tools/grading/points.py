@@ -10,6 +10,8 @@
       "timeouts": {"WorldSizes/*": 60},   per-test timeout by name or glob
       "budget_s": 300,              the lesson stops starting tests after this many seconds
                                     (so an infinite loop costs minutes, not hours)
+      "memory_mib": 2048,           resident memory each test may use, all its processes
+                                    together; past it the test is stopped and scores 0
       "default_visibility": "visible",    Gradescope visibility of each test
       "visibility": {"Foo.*": "after_published"}
     }
@@ -25,11 +27,12 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-KEYS = {"about", "total", "default_points", "points", "timeout_s", "timeouts", "budget_s",
+KEYS = {"about", "total", "default_points", "points", "timeout_s", "timeouts", "budget_s", "memory_mib",
         "default_visibility", "visibility"}
 VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
 DEFAULT_TIMEOUT_S = 30
 DEFAULT_BUDGET_S = 300
+DEFAULT_MEMORY_MIB = 2048  # per test, all its processes together
 
 
 class PointsError(Exception):
@@ -54,6 +57,7 @@ class PointsFile:
     timeout_s: float = DEFAULT_TIMEOUT_S
     timeouts: Dict[str, float] = field(default_factory=dict)
     budget_s: float = DEFAULT_BUDGET_S
+    memory_mib: float = DEFAULT_MEMORY_MIB
     default_visibility: str = "visible"
     visibility: Dict[str, str] = field(default_factory=dict)
 
@@ -100,6 +104,7 @@ def load(path: pathlib.Path, default_visibility: str = "visible") -> PointsFile:
         pf.timeout_s = float(data.get("timeout_s", pf.timeout_s))
         pf.timeouts = {str(k): float(v) for k, v in data.get("timeouts", {}).items()}
         pf.budget_s = float(data.get("budget_s", pf.budget_s))
+        pf.memory_mib = float(data.get("memory_mib", pf.memory_mib))
         pf.default_visibility = str(data.get("default_visibility", pf.default_visibility))
         pf.visibility = {str(k): str(v) for k, v in data.get("visibility", {}).items()}
     except (TypeError, ValueError, AttributeError) as e:
@@ -109,6 +114,8 @@ def load(path: pathlib.Path, default_visibility: str = "visible") -> PointsFile:
             raise PointsError(f"{path}: visibility '{v}' is not one of {sorted(VISIBILITIES)}")
     if pf.timeout_s <= 0 or pf.budget_s <= 0 or any(t <= 0 for t in pf.timeouts.values()):
         raise PointsError(f"{path}: timeouts and budget_s must be positive")
+    if pf.memory_mib <= 0:
+        raise PointsError(f"{path}: memory_mib must be positive")
     if any(w < 0 for w in [pf.default_points, *pf.points.values()]) or (pf.total or 0) < 0:
         raise PointsError(f"{path}: points must not be negative")
     return pf

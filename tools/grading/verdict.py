@@ -17,6 +17,7 @@ What this is not: a GoogleTest output parser in general. It reads one test's out
 import re
 import signal
 from dataclasses import dataclass
+from typing import Optional
 
 from .contain import Contained
 
@@ -91,7 +92,8 @@ def relative(text: str, root: str) -> str:
     return text.replace(root.rstrip("/") + "/", "") if root else text
 
 
-def judge(test: str, run: Contained, timeout_s: float, root: str = "") -> Verdict:
+def judge(test: str, run: Contained, timeout_s: float, root: str = "",
+          memory_mib: Optional[float] = None) -> Verdict:
     out = relative(run.output, root)
     body = _body(out, test)
     ok = f"[       OK ] {test}" in out
@@ -101,7 +103,10 @@ def judge(test: str, run: Contained, timeout_s: float, root: str = "") -> Verdic
     harness_timeout = HARNESS_TIMEOUT.search(body)
     signalled = run.returncode < 0
 
-    if run.timed_out:
+    if run.memory_exceeded:
+        reason = (f"exceeded {memory_mib:g} MiB of memory (all its processes together; stopped "
+                  f"by the grader): a leak, or buffers far larger than the test needs?")
+    elif run.timed_out:
         if harness_timeout:
             reason = harness_timeout.group(1)
         else:

@@ -6,14 +6,21 @@
 //   loop      spins forever
 //   segfault  writes through a null pointer
 //   exit      calls exit(0) in the middle of the test
+//   memory    rank 0 (or the only process) leaks: writes 1 GiB, 64 MiB at a time, keeps
+//             it, then waits; the grader must stop it at its memory limit
 // tests/grader/test_grader.py copies these files over lessons/01_ranks/ in a learner's copy.
 //
 // What this is not: an example to follow.
 #pragma once
 
 #include <cstdlib>
+#include <cstring>
 #include <future>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "error.h"
 
 namespace course::sabotage {
 
@@ -35,6 +42,15 @@ inline void strike(bool mesh) {
     *bad = 42;
   }
   if (m == "exit") std::exit(0);
+  if (m == "memory" && process_rank() <= 0) {
+    static std::vector<std::unique_ptr<char[]>> leak;
+    for (int i = 0; i < 16; ++i) {
+      leak.emplace_back(new char[64 << 20]);
+      std::memset(leak.back().get(), i + 1, 64 << 20);  // written: resident, not just reserved
+    }
+    std::promise<int> never;
+    never.get_future().wait();
+  }
   if (m == "deadlock" && !mesh) {
     std::promise<int> never;
     never.get_future().wait();
