@@ -48,12 +48,12 @@ struct Verdict {
 
 /// What a lesson's driver is: its name, its flags, one process or many.
 struct DriverConfig {
-  std::string name;               ///< "lesson05": the verdict's prefix
-  std::string title;              ///< one line for --help
-  bool distributed = true;        ///< false: one process, no launcher, no store
-  int default_np = 4;             ///< --np default
+  std::string name;                   ///< "lesson05": the verdict's prefix
+  std::string title;                  ///< one line for --help
+  bool distributed = true;            ///< false: one process, no launcher, no store
+  int default_np = 4;                 ///< --np default
   std::vector<std::string> backends;  ///< allowed --backend values, default first; empty: no flag
-  bool has_bench = false;         ///< adds --bench
+  bool has_bench = false;             ///< adds --bench
 };
 
 /// The flags every driver shares, after parsing.

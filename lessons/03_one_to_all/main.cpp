@@ -173,9 +173,20 @@ course::Verdict run_rank(course::DriverContext& ctx) {
     auto pg = course::make_process_group(backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
     return run_checks(group_functions(*pg), ctx, " on " + backend);
   }
+  // Every call here moves 16 MiB at most: 10 s without progress is a deadlock, not slowness.
   TcpComm comm(course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(), course::job_token(),
-                                         ctx.advertise_host()));
-  return run_checks(lesson_functions(comm), ctx, "");
+                                         ctx.advertise_host()),
+               course::Millis(10'000));
+  try {
+    return run_checks(lesson_functions(comm), ctx, "");
+  } catch (const course::TimeoutError& e) {
+    return course::Verdict::fail(
+        "deadlock on rank " + std::to_string(ctx.rank()) +
+        ": nothing moved for 10 s; a rank waits for a peer that is waiting too (a root that "
+        "receives before it sends, or ranks that all send a message larger than the socket "
+        "buffers before anyone receives). The error: " +
+        e.detail());
+  }
 }
 
 }  // namespace

@@ -11,7 +11,10 @@
 // the same calls go through the tcp ProcessGroup that your lessons 02-04 make up. With
 // --backend gloo the same checks call a GlooProcessGroup's reduce, all_reduce, all_gather,
 // reduce_scatter and all_to_all instead, so you can compare. The verdict is PASS only if
-// every rank got every result right.
+// every rank got every result right. On tcp with 2 to 8 ranks, your all_reduce_naive
+// (32 MiB) and all_to_all_direct (16 MiB per block) also run once with messages larger
+// than a socket buffers and a 10 s socket timeout: sends posted before the receives
+// deadlock there, and the verdict says so within seconds.
 #include <functional>
 #include <iostream>
 #include <vector>
@@ -141,6 +144,44 @@ void run_process_group(course::ProcessGroup& pg, Checker& checker) {
                 course::expected_reduce(ReduceOp::SUM, n, count));
 }
 
+// Messages larger than a socket buffers, on a mesh of their own (fresh sockets start with
+// small buffers) with a 10 s socket timeout: an all-reduce of 32 MiB and an all-to-all of
+// 16 MiB per block. Ranks that all send before they receive deadlock here and fail in
+// seconds, saying so, instead of passing because every small message fit in the kernel.
+// 2 to 8 ranks. Returns the deadlock's description, or "" when the calls returned.
+std::string large_case(course::DriverContext& ctx, Checker& checker) {
+  const int n = ctx.world(), r = ctx.rank();
+  if (n < 2 || n > 8) return "";
+  TcpComm comm(course::connect_full_mesh(ctx.store(), r, n, course::job_token(),
+                                         ctx.advertise_host(), "large"),
+               course::Millis(10'000));
+  const Reductions ops = lesson_functions(comm);
+  std::string call;
+  try {
+    const size_t count = size_t{8} << 20;
+    call = ops.all_reduce_name + " of 32 MiB (sum)";
+    std::vector<float> data = course::reduce_values(r, count);
+    ops.all_reduce(data, ReduceOp::SUM);
+    checker.check(call, data, course::expected_reduce(ReduceOp::SUM, n, count));
+    const size_t k = size_t{4} << 20;
+    call = ops.all_to_all_name + " of 16 MiB per block";
+    std::vector<float> output(n * k, -1.0f);
+    ops.all_to_all(course::data_values(r, n * k), output);
+    checker.check(call, output, course::expected_all_to_all(n, r, k));
+  } catch (const course::TimeoutError& e) {
+    return "deadlock in " + call + " on rank " + std::to_string(r) +
+           ": nothing moved for 10 s with messages larger than a socket buffers; ranks that "
+           "all send before they receive wait for each other forever (post the receives "
+           "first, or isend). The error: " +
+           e.detail();
+  }
+  if (r == 0) {
+    std::cout << "all_reduce_naive of 32 MiB and all_to_all_direct of 16 MiB per block "
+              << "(more than a socket buffers) checked" << std::endl;
+  }
+  return "";
+}
+
 course::Verdict run_rank(course::DriverContext& ctx) {
   const size_t n = static_cast<size_t>(ctx.world());
   const std::vector<size_t> counts{0, 1, n + 1, 100003};
@@ -151,6 +192,9 @@ course::Verdict run_rank(course::DriverContext& ctx) {
       TcpComm comm(course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(),
                                              course::job_token(), ctx.advertise_host(), "mesh"));
       run_reductions(lesson_functions(comm), counts, checker);
+    }
+    if (const std::string deadlock = large_case(ctx, checker); !deadlock.empty()) {
+      return course::Verdict::fail(deadlock);
     }
     course::TcpAlgorithms algorithms;
     course::install_lesson04(algorithms);

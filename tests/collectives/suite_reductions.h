@@ -236,18 +236,6 @@ TEST_P(LargeReductions, AllReduceOf32MiB) {
   });
 }
 
-TEST_P(LargeReductions, ReduceOf32MiB) {
-  run([](RankContext& ctx, ProcessGroup& pg) {
-    const size_t count = kLargeMessageElements;
-    std::vector<float> data = reduce_values(ctx.rank, count);
-    if (run_large(ctx, "reduce of 32 MiB (sum) to root 0",
-                  [&] { pg.reduce(data, ReduceOp::SUM, 0); }) &&
-        ctx.rank == 0) {
-      check_values(data, expected_reduce(ReduceOp::SUM, ctx.world, count), "reduce of 32 MiB");
-    }
-  });
-}
-
 TEST_P(LargeReductions, AllGatherAndReduceScatterOf16MiBPerBlock) {
   run([](RankContext& ctx, ProcessGroup& pg) {
     const int n = ctx.world;
