@@ -93,6 +93,8 @@ docs: setup
 # writes bench-results/lesson05_npN.csv and redraws bench-results/lesson05_busbw.svg from
 # every CSV there. docs/img/lesson05_busbw.svg is the copy the README shows. Lesson 02's
 # point-to-point latency and bandwidth (against the raw socket) go to bench-results/lesson02.csv.
+# Lesson 09's table (one process, DataParallel, naive DDP per backend and variant) goes to
+# bench-results/lesson09_compare_np2.csv.
 # Lesson 10's DDP sweep (bucket caps, naive DDP, no_sync) writes lesson10_buckets.csv/.svg.
 BENCH_ARGS ?=
 bench: setup
@@ -102,6 +104,8 @@ bench: setup
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
 	build/solutions/lesson02 --bench --np 2 --csv bench-results/lesson02.csv
+	@cmake --build build/solutions -j $(JOBS) --target lesson09 2>&1 | grep -E "error|Error" || true
+	build/solutions/lesson09 --compare --np 2
 	build/solutions/lesson10 --bench --np 2
 	@echo "make bench: CSV and SVG in bench-results/"
 
