@@ -6,10 +6,10 @@
 //   Sgd opt(dp.parameters(), {.lr = 0.05f});       // the master's parameters
 //   train_step(dp, opt, batch);                     // lesson 07's step, unchanged
 //
-// Every forward:
+// Every forward, in torch's order:
 //
-//   replicate(master, replicas)           device 0 → every device   (serial, on device 0)
 //   chunks  = scatter(x, K)               device 0 → every device   (serial, on device 0)
+//   replicate(master, replicas[:chunks])  device 0 → every device   (serial, on device 0)
 //   outputs = parallel_apply(replicas, chunks)     on every device   (parallel)
 //   y       = gather(outputs)             every device → device 0   (serial, on device 0)
 //
@@ -26,8 +26,9 @@
 // scatter, parallel_apply and gather (torch calls the module directly), so the benchmark
 // can show what the machinery costs against a plain one-thread step.
 //
-// Thread safety: one forward/backward at a time. The master must outlive nothing: the
-// graph of a forward keeps what it needs alive.
+// Thread safety: one forward or backward at a time, from one thread (that thread is
+// device 0). A forward's graph holds the pool, the master and the replicas, so it may
+// outlive the DataParallel that made it.
 #pragma once
 
 #include <functional>

@@ -8,12 +8,12 @@
 
 namespace course {
 
-DevicePool::DevicePool(int devices) {
+DevicePool::DevicePool(int devices) : devices_(devices) {
   if (devices < 1) {
     throw ConfigError("DevicePool: " + std::to_string(devices) + " devices; need at least 1");
   }
-  workers_.reserve(devices);
-  for (int k = 0; k < devices; ++k) workers_.emplace_back([this, k] { worker_loop(k); });
+  workers_.reserve(devices - 1);
+  for (int k = 1; k < devices; ++k) workers_.emplace_back([this, k] { worker_loop(k); });
 }
 
 DevicePool::~DevicePool() {
@@ -26,18 +26,31 @@ DevicePool::~DevicePool() {
 }
 
 std::vector<std::exception_ptr> DevicePool::run(const std::vector<std::function<void()>>& tasks) {
-  if (tasks.size() > workers_.size()) {
+  if (tasks.size() > static_cast<size_t>(devices_)) {
     throw ConfigError("DevicePool::run: " + std::to_string(tasks.size()) + " tasks for " +
-                      std::to_string(workers_.size()) + " devices");
+                      std::to_string(devices_) + " devices");
   }
   std::lock_guard<std::mutex> one_run(run_mutex_);
-  std::unique_lock<std::mutex> lock(mutex_);
-  tasks_ = &tasks;
-  errors_.assign(tasks.size(), nullptr);
-  pending_ = static_cast<int>(tasks.size());
-  generation_ += 1;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_ = &tasks;
+    errors_.assign(tasks.size(), nullptr);
+    pending_ = tasks.empty() ? 0 : static_cast<int>(tasks.size()) - 1;  // the workers' tasks
+    generation_ += 1;
+  }
   work_ready_.notify_all();
+  // Device 0's task, here, while the workers run theirs.
+  std::exception_ptr error0;
+  if (!tasks.empty()) {
+    try {
+      tasks[0]();
+    } catch (...) {
+      error0 = std::current_exception();
+    }
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
   work_done_.wait(lock, [this] { return pending_ == 0; });
+  if (!tasks.empty()) errors_[0] = error0;
   tasks_ = nullptr;
   return std::move(errors_);
 }

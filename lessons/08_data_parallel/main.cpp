@@ -13,8 +13,9 @@
 // alone (serial) and how much device time sits idle. PASS needs the equivalence and the
 // test accuracy target of lesson 07 (>= 85% within 3 epochs).
 //
-// Devices are threads with one BLAS thread each; device 0 is this thread plus worker 0.
+// Devices are threads with one BLAS thread each; device 0 is this thread.
 #include <cblas.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -29,11 +30,13 @@
 
 #include "data_loader.h"
 #include "data_parallel.h"
+#include "device_pool.h"
 #include "driver.h"
 #include "mnist.h"
 #include "ops.h"
 #include "optimizer.h"
 #include "sequential.h"
+#include "step_breakdown.h"
 #include "tensor_ops.h"
 #include "trainer.h"
 
@@ -67,85 +70,6 @@ std::string fixed(double v, int digits) {
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// ---- One timed step and the breakdown ----------------------------------------------------
-
-// Sums of seconds over steps, per phase.
-struct Breakdown {
-  int devices = 0;
-  int64_t steps = 0;
-  double total = 0, replicate = 0, scatter = 0, forward = 0, gather_loss = 0, backward = 0,
-         reduce_add = 0, optimizer = 0;
-  std::vector<double> forward_busy, backward_busy;
-
-  explicit Breakdown(int k = 0) : devices(k), forward_busy(k, 0.0), backward_busy(k, 0.0) {}
-  // Everything outside the replicas' forward and backward runs on device 0 alone.
-  double serial() const { return total - forward - backward; }
-  double serial_share() const { return total > 0 ? serial() / total : 0; }
-  // Device time with nothing to do: device 0 is busy in serial phases and its own replica's
-  // work; device k > 0 only in its replica's work.
-  double idle_share() const {
-    if (total <= 0 || devices == 0) return 0;
-    double busy = serial();
-    for (int k = 0; k < devices; ++k) busy += forward_busy[k] + backward_busy[k];
-    return std::max(0.0, 1.0 - busy / (devices * total));
-  }
-  double ms(double seconds) const { return 1e3 * seconds / std::max<int64_t>(steps, 1); }
-};
-
-// lesson 07's five lines, timed per phase; the phases inside DataParallel come from its times().
-course::StepResult timed_step(course::DataParallel& dp, course::Optimizer& optimizer,
-                              const course::Batch& batch, Breakdown& b) {
-  const auto start = Clock::now();
-  optimizer.zero_grad();
-  const double zero_grad = seconds_since(start);
-  const course::Variable logits = dp.forward(course::Variable(batch.inputs));
-  auto t = Clock::now();
-  const course::Variable loss = course::cross_entropy(logits, batch.targets);
-  const double loss_forward = seconds_since(t);
-  t = Clock::now();
-  loss.backward();
-  const double backward_call = seconds_since(t);
-  t = Clock::now();
-  optimizer.step();
-  const double step = seconds_since(t);
-  b.total += seconds_since(start);
-
-  const course::DataParallelTimes& d = dp.times();
-  b.replicate += d.replicate;
-  b.scatter += d.scatter;
-  b.forward += d.forward;
-  b.backward += d.backward;
-  b.reduce_add += d.reduce_add;
-  // The loss's own backward (log-softmax, NLL) runs on device 0 before GatherBackward.
-  b.gather_loss += d.gather + loss_forward + (backward_call - d.backward - d.reduce_add);
-  b.optimizer += zero_grad + step;
-  for (int k = 0; k < b.devices; ++k) {
-    b.forward_busy[k] += d.forward_busy[k];
-    b.backward_busy[k] += d.backward_busy[k];
-  }
-  b.steps += 1;
-  return {loss.item(), course::count_correct(logits.data(), batch.targets)};
-}
-
-std::string per_device(const std::vector<double>& busy, const Breakdown& b) {
-  std::string s;
-  for (size_t k = 0; k < busy.size(); ++k) s += (k ? "/" : "") + fixed(b.ms(busy[k]), 1);
-  return s;
-}
-
-void print_breakdown(const Breakdown& b, const std::string& indent) {
-  std::cout << indent << "per step (ms): replicate " << fixed(b.ms(b.replicate), 2) << ", scatter "
-            << fixed(b.ms(b.scatter), 2) << ", forward " << fixed(b.ms(b.forward), 1)
-            << " [devices " << per_device(b.forward_busy, b) << "], gather+loss "
-            << fixed(b.ms(b.gather_loss), 2) << ", backward " << fixed(b.ms(b.backward), 1)
-            << " [devices " << per_device(b.backward_busy, b) << "], reduce-add "
-            << fixed(b.ms(b.reduce_add), 2) << ", optimizer " << fixed(b.ms(b.optimizer), 2)
-            << "; total " << fixed(b.ms(b.total), 1) << "\n"
-            << indent << "device 0 alone (serial): " << fixed(100 * b.serial_share(), 1)
-            << "% of the step; idle: " << fixed(100 * b.idle_share(), 1) << "% of all devices' time"
-            << std::endl;
 }
 
 // ---- Data and model ----------------------------------------------------------------------
@@ -260,7 +184,7 @@ course::Verdict train(const Options& o, int devices) {
   auto master = course::make_mlp(d.sizes, rng);
   course::DataParallel dp(master, replica_factory(d.sizes), devices);
   course::Sgd optimizer(dp.parameters(), {.lr = o.lr, .momentum = o.momentum});
-  std::cout << "training: " << dp.describe().substr(0, dp.describe().find(',')) << " of "
+  std::cout << "training: DataParallel over " << devices << " devices, an MLP of "
             << master->parameter_count() << " parameters, SGD, batch " << o.batch_size << ", "
             << o.epochs << " epoch(s), one BLAS thread per device" << std::endl;
   course::DataLoader train_loader(d.train, o.batch_size,
@@ -269,16 +193,15 @@ course::Verdict train(const Options& o, int devices) {
                                  std::make_shared<course::SequentialSampler>(d.test.size()));
   double best = 0;
   int best_epoch = 0;
-  Breakdown all(devices);
   double samples_per_s = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    Breakdown b(devices);
+    course::StepBreakdown b(devices);
     double loss_sum = 0;
     int64_t correct = 0, samples = 0;
     const auto start = Clock::now();
     train_loader.start_epoch(epoch);
     while (std::optional<course::Batch> batch = train_loader.next()) {
-      const course::StepResult r = timed_step(dp, optimizer, *batch, b);
+      const course::StepResult r = course::timed_train_step(dp, optimizer, *batch, b);
       const int64_t n = batch->targets.numel();
       loss_sum += static_cast<double>(r.loss) * n;
       correct += r.correct;
@@ -295,7 +218,7 @@ course::Verdict train(const Options& o, int devices) {
               << fixed(loss_sum / samples, 4) << "  train " << fixed(100.0 * correct / samples, 2)
               << "%  test " << fixed(100 * e.accuracy, 2) << "%  " << fixed(samples_per_s, 0)
               << " samples/s  " << fixed(seconds, 1) << " s\n";
-    print_breakdown(b, "  ");
+    std::cout << course::breakdown_lines(b, "  ") << std::flush;
   }
   std::ostringstream summary;
   summary << fixed(100 * best, 2) << "% test accuracy at epoch " << best_epoch << " over "
@@ -312,9 +235,34 @@ course::Verdict train(const Options& o, int devices) {
 
 // ---- The benchmark -----------------------------------------------------------------------
 
+// The mean time of pool.run() with k empty tasks: waking k sleeping threads and waiting
+// for them, the fixed price of every parallel phase (two per step). Microseconds on an idle
+// machine; up to milliseconds when other programs keep every core busy and a woken thread
+// has to wait for one (the mean, not the median, is what a step pays).
+double pool_round_trip_seconds(int k) {
+  course::DevicePool pool(k);
+  const std::vector<std::function<void()>> tasks(k, [] {});
+  const int runs = 200;
+  const auto start = Clock::now();
+  for (int i = 0; i < runs; ++i) pool.run(tasks);
+  return seconds_since(start) / runs;
+}
+
+// This process's CPU time so far (every thread, user and system).
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+struct Rate {
+  double samples_per_s = 0;
+  double cores = 0;  // CPU time / wall time: how many cores the run actually got
+};
+
 // Runs steps on consecutive batches for about `seconds` (after two warm-up steps).
 template <typename Step>
-double samples_per_second(course::DataLoader& loader, double seconds, Step step) {
+Rate measure(course::DataLoader& loader, double seconds, Step step) {
   loader.start_epoch(0);
   auto next = [&] {
     std::optional<course::Batch> b = loader.next();
@@ -326,13 +274,15 @@ double samples_per_second(course::DataLoader& loader, double seconds, Step step)
   };
   for (int i = 0; i < 2; ++i) step(next());
   int64_t samples = 0;
+  const double cpu_start = process_cpu_seconds();
   const auto start = Clock::now();
   while (seconds_since(start) < seconds || samples == 0) {
     const course::Batch b = next();
     step(b);
     samples += b.targets.numel();
   }
-  return samples / seconds_since(start);
+  const double wall = seconds_since(start);
+  return {samples / wall, (process_cpu_seconds() - cpu_start) / wall};
 }
 
 course::Verdict bench(const Options& o, int max_devices) {
@@ -352,29 +302,32 @@ course::Verdict bench(const Options& o, int max_devices) {
     course::Rng rng(o.seed);
     auto plain = course::make_mlp(d.sizes, rng);
     course::Sgd plain_opt(plain->parameters(), {.lr = o.lr, .momentum = o.momentum});
-    const double one_thread = samples_per_second(
-        loader, o.bench_seconds,
-        [&](const course::Batch& b) { course::train_step(*plain, plain_opt, b); });
+    const Rate one = measure(loader, o.bench_seconds, [&](const course::Batch& b) {
+      course::train_step(*plain, plain_opt, b);
+    });
+    const double one_thread = one.samples_per_s;
     std::cout << "\nbatch " << batch << "\n"
               << "| run | samples/s | vs one thread | vs DP 1 | Amdahl bound | replicate ms | "
                  "scatter ms | forward ms | gather+loss ms | backward ms | reduce-add ms | "
-                 "optimizer ms | serial share | idle |\n"
+                 "optimizer ms | serial share | idle | pool round trip | cores used |\n"
               << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-                 "---: | ---: | ---: |\n"
-              << "| one thread | " << fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | |\n";
+                 "---: | ---: | ---: | ---: | ---: |\n"
+              << "| one thread | " << fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | | | "
+              << fixed(one.cores, 2) << " |\n";
     double dp1 = 0, s1 = 0;
     for (int k = 1; k <= max_devices; ++k) {
       course::Rng r(o.seed);
       auto master = course::make_mlp(d.sizes, r);
       course::DataParallel dp(master, replica_factory(d.sizes), k);
       course::Sgd opt(dp.parameters(), {.lr = o.lr, .momentum = o.momentum});
-      Breakdown b(k);
+      course::StepBreakdown b(k);
       bool measuring = false;
-      const double rate = samples_per_second(loader, o.bench_seconds, [&](const course::Batch& x) {
-        Breakdown warm(k);
-        timed_step(dp, opt, x, measuring ? b : warm);
+      const Rate measured = measure(loader, o.bench_seconds, [&](const course::Batch& x) {
+        course::StepBreakdown warm(k);
+        course::timed_train_step(dp, opt, x, measuring ? b : warm);
         measuring = true;  // after the first warm-up step
       });
+      const double rate = measured.samples_per_s;
       if (k == 1) {
         dp1 = rate;
         s1 = b.serial_share();
@@ -387,11 +340,15 @@ course::Verdict bench(const Options& o, int max_devices) {
                 << fixed(b.ms(b.forward), 1) << " | " << fixed(b.ms(b.gather_loss), 2) << " | "
                 << fixed(b.ms(b.backward), 1) << " | " << fixed(b.ms(b.reduce_add), 2) << " | "
                 << fixed(b.ms(b.optimizer), 2) << " | " << fixed(100 * b.serial_share(), 1)
-                << "% | " << fixed(100 * b.idle_share(), 1) << "% |" << std::endl;
+                << "% | " << fixed(100 * b.idle_share(), 1) << "% | "
+                << fixed(1e6 * pool_round_trip_seconds(k), 0) << " us | "
+                << fixed(measured.cores, 2) << " |" << std::endl;
     }
   }
-  std::cout << "\n(ratios are to the one-thread row of the same batch size, measured in this run; "
-               "on a machine that other programs load, rows differ from run to run)\n";
+  std::cout << "\n(ratios are to the one-thread row of the same batch size, measured in this run. "
+               "\"cores used\" is this process's CPU time over the row's wall time: K devices "
+               "can only be K times faster when it can reach K; on a machine that other "
+               "programs load it cannot, and rows differ from run to run)\n";
   return course::Verdict::pass("benchmark printed");
 }
 

@@ -4,18 +4,18 @@
 //   std::vector<Variable> outputs = parallel_apply(pool, replicas, inputs);
 //   // outputs[k] == replicas[k]->forward(inputs[k]), computed on device k's thread
 //
-//   host (device 0)   ──run──┬──────────────┬──────────────┐
-//                            ▼              ▼              ▼
-//   device threads     replica 0 fwd   replica 1 fwd   replica 2 fwd     (concurrently)
-//                            │              │              │
-//   host               <─────┴────wait for all of them─────┘   then the first error, if any
+//   device 0 (the caller) ──run──┬── replica 0 fwd ─────────────────┐
+//   device 1 (a worker)          ├── replica 1 fwd ─────────┐       │   concurrently
+//   device 2 (a worker)          └── replica 2 fwd ───────────────┐ │
+//   device 0               <──── wait for all of them ────────┴───┴─┘   then the first
+//                                                                       error, if any
 //
 // Each replica records its graph on the thread that runs it (lesson 06 keeps grad mode and
 // sequence numbers per thread), so the replicas' graphs never meet; gather.h joins them.
 //
 // Two details torch's parallel_apply takes care of, and so must you:
 //   - grad mode is per thread: the workers must run in the caller's mode, or evaluation
-//     under a NoGradGuard would record graphs on the replicas;
+//     under a NoGradGuard would record graphs on replicas 1..K-1;
 //   - an exception in a worker thread must not be lost or kill the process: it travels
 //     back to the caller, who learns which device failed (torch's ExceptionWrapper says
 //     "Caught ... in replica 2 on device 2"), after every other replica has finished.

@@ -17,6 +17,7 @@
 #include "distributed_sampler.h"
 #include "naive_ddp.h"
 #include "ops.h"
+#include "step_breakdown.h"
 #include "tensor_ops.h"
 
 namespace course {
@@ -71,6 +72,7 @@ Row one_process(const DdpCompareOptions& o, const DdpData& data, const DdpTraini
   return row;
 }
 
+// Lesson 08's timed step (step_breakdown.h), its phases sorted into this table's columns.
 Row data_parallel(const DdpCompareOptions& o, const DdpData& data, const DdpTrainingOptions& t,
                   int threads) {
   Row row{.name = "DataParallel, " + std::to_string(threads) + " threads"};
@@ -85,24 +87,21 @@ Row data_parallel(const DdpCompareOptions& o, const DdpData& data, const DdpTrai
       },
       threads);
   auto opt = make_ddp_optimizer(t, dp.parameters());
+  StepBreakdown warm(threads), b(threads);
   for (int s = 0; s < o.warmup + o.steps; ++s) {
-    const Batch b = slice(data.train, s * o.global_batch, o.global_batch);
-    const auto start = Clock::now();
-    train_step(dp, *opt, b);
-    if (s < o.warmup) continue;
-    const double step = seconds_since(start);
-    const DataParallelTimes& d = dp.times();
-    const auto mean = [](const std::vector<double>& v) {
-      return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-    };
-    const double copies = d.replicate + d.scatter + d.gather + d.reduce_add;
-    const double wait = std::max(0.0, d.forward - mean(d.forward_busy)) +
-                        std::max(0.0, d.backward - mean(d.backward_busy));
-    row.step += step / o.steps;
-    row.comm += copies / o.steps;
-    row.wait += wait / o.steps;
-    row.compute += std::max(0.0, step - copies - wait) / o.steps;
+    timed_train_step(dp, *opt, slice(data.train, s * o.global_batch, o.global_batch),
+                     s < o.warmup ? warm : b);
   }
+  const auto mean = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  };
+  const double steps = static_cast<double>(b.steps);
+  row.step = b.total / steps;
+  row.comm = (b.replicate + b.scatter + b.reduce_add) / steps;  // copies between devices
+  row.wait = (std::max(0.0, b.forward - mean(b.forward_busy)) +
+              std::max(0.0, b.backward - mean(b.backward_busy))) /
+             steps;
+  row.compute = std::max(0.0, row.step - row.comm - row.wait);
   row.peak_mib = peak_memory_mib();
   return row;
 }

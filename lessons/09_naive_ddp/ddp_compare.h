@@ -12,16 +12,17 @@
 //
 // Columns (per step, averaged over the timed steps, DDP: also over the ranks):
 //   samples/s   global batch / step time                 x 1p: against the one-process row
-//   compute     forward, loss, backward, optimizer       (DataParallel: the replicas' busy
-//                                                          time plus the loss and step)
+//   compute     forward, loss, backward, optimizer       (DataParallel: step - comm - wait)
 //   comm        moving gradients or parameters            (DDP: time in sync_gradients
 //                                                          minus wait; DataParallel:
-//                                                          replicate, scatter, gather,
+//                                                          replicate, scatter and
 //                                                          reduce-add copies)
 //   wait        waiting for the slowest peer              (DDP: the slowest rank's compute
 //                                                          minus this rank's, per step;
-//                                                          DataParallel: wall minus busy
-//                                                          of its parallel phases)
+//                                                          DataParallel: wall minus mean
+//                                                          busy time of its parallel
+//                                                          phases)
+// DataParallel's phases come from lesson 08's timed_train_step (step_breakdown.h).
 //   peak MiB    the largest resident set of one process during the row (VmHWM, reset
 //               before each row through /proc/self/clear_refs)
 //   msgs/step   collective calls per step (DDP: the gradient check's all_gather plus

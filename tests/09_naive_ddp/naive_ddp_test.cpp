@@ -292,6 +292,22 @@ TEST_P(NaiveDdpBackends, ADifferentModelIsAnErrorOnEveryRankNamingRankAndParamet
       const std::string m = e.what();
       EXPECT_NE(m.find("rank 1"), std::string::npos) << m;
     }
+    // Same shapes, different names: rank 1's "fc.weight" against "0.weight".
+    Rng named_rng(4);
+    std::shared_ptr<Module> named;
+    if (ctx.rank == 1) {
+      named = std::make_shared<WithBuffer>(named_rng, 0.0f);
+    } else {
+      named = make_mlp({4, 3}, named_rng);
+    }
+    try {
+      NaiveDdp ddp(*named, *pg);
+      ADD_FAILURE() << "no error for different parameter names";
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("\"fc.weight\" [3, 4] on rank 1"), std::string::npos) << m;
+      EXPECT_NE(m.find("\"0.weight\" [3, 4] on rank 0"), std::string::npos) << m;
+    }
   });
 }
 
