@@ -193,7 +193,8 @@ void Reducer::autograd_hook(size_t index) {
 void Reducer::trace_hook(size_t index, double start_us) {
   TraceRecorder& trace = *options_.trace;
   if (last_trace_us_ == 0) last_trace_us_ = trace.backward_begin_us();
-  if (last_trace_us_ > 0 && last_trace_us_ < start_us) {
+  // Consecutive hooks of one layer leave a gap of microseconds: not worth a span.
+  if (last_trace_us_ > 0 && start_us - last_trace_us_ > 5.0) {
     trace.span(TraceRecorder::kCompute, "backward " + layer_of(params_[index].first),
                last_trace_us_, start_us);
   }

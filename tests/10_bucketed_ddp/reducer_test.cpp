@@ -13,6 +13,7 @@
 
 #include "ddp_fixtures.h"
 #include "distributed_data_parallel.h"
+#include "naive_ddp.h"
 
 namespace course::test {
 namespace {
@@ -90,6 +91,35 @@ INSTANTIATE_TEST_SUITE_P(Backends, ReducerEquivalence, testing::ValuesIn(equival
                            return std::get<0>(info.param) + "_np" +
                                   std::to_string(std::get<1>(info.param));
                          });
+
+// Lesson 09's NaiveDdp (every gradient after backward, one flat all-reduce) and lesson
+// 10's Reducer train the same replicas on the same batches to the same parameters.
+TEST(ReducerEquivalence, MatchesLessonNinesNaiveDdp) {
+  run_ranks(3, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    Rng naive_rng(200 + static_cast<uint64_t>(ctx.rank)), bucketed_rng(300);
+    auto naive_model = make_mlp(kSizes, naive_rng);
+    auto bucketed_model = make_mlp(kSizes, bucketed_rng);
+    NaiveDdp naive(*naive_model, *group, GradSync::flat);
+    bucketed_model->load_state_dict(naive_model->state_dict());  // rank 0's, broadcast
+    DistributedDataParallel bucketed(*bucketed_model, *group,
+                                     {.first_bucket_bytes = 256, .bucket_cap_bytes = 1024});
+    auto naive_opt = make_optimizer(OptimizerKind::sgd, naive_model->parameters());
+    auto bucketed_opt = make_optimizer(OptimizerKind::sgd, bucketed_model->parameters());
+    for (int step = 0; step < 3; ++step) {
+      const auto local = slice_batch(make_batch(3 * kPerRank, kFeatures, kClasses, step),
+                                     ctx.rank * kPerRank, kPerRank);
+      naive_opt->zero_grad();
+      cross_entropy(naive.forward(Variable(local.first)), local.second).backward();
+      naive.sync_gradients();
+      naive_opt->step();
+      bucketed_opt->zero_grad();
+      cross_entropy(bucketed.forward(Variable(local.first)), local.second).backward();
+      bucketed_opt->step();
+    }
+    EXPECT_LT(max_parameter_diff(*naive_model, *bucketed_model), 1e-6f);
+  });
+}
 
 // Four loose parameters whose forward order depends on the rank, so backward makes their
 // gradients ready in a rank-dependent order (the engine runs the latest-created node
