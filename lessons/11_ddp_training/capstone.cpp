@@ -97,7 +97,7 @@ void progress_bar(std::ostream& out, int epoch, int64_t step, int64_t steps) {
 }  // namespace
 
 void add_capstone_flags(CLI::App& app, CapstoneOptions& o) {
-  o.train.epochs = 5;
+  o.train.epochs = 10;
   o.train.hidden = {256, 256};
   o.train.batch_size = 64;
   add_ddp_training_flags(app, o.train);
