@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "error.h"
 #include "reducer.h"
 #include "sync_batch_norm.h"
+#include "tensor_ops.h"
 #include "training_checkpoint.h"
 
 namespace course {
@@ -129,6 +131,33 @@ std::map<std::string, std::string> capstone_run_config(const CapstoneOptions& o,
                             fixed(t.momentum, 4) + " wd " + fixed(t.weight_decay, 6)}};
 }
 
+double check_sync_batch_norm(ProcessGroup& bn_group) {
+  constexpr int64_t kChannels = 6;
+  const int world = bn_group.size(), rank = bn_group.rank();
+  const int64_t total = 2 * world + world * (world - 1) / 2,
+                begin = 2 * rank + rank * (rank - 1) / 2;
+  const int64_t mine = 2 + rank;
+  std::vector<float> x(static_cast<size_t>(total * kChannels)), g(x.size());
+  for (size_t k = 0; k < x.size(); ++k) {
+    x[k] = static_cast<float>(std::sin(0.9 * k) * (1 + k % kChannels) + 0.1 * (k % kChannels));
+    g[k] = static_cast<float>(std::cos(0.4 * k));
+  }
+  const Tensor x_all = Tensor::from_vector({total, kChannels}, x);
+  const Tensor g_all = Tensor::from_vector({total, kChannels}, g);
+  SyncBatchNorm sync(kChannels, bn_group);
+  BatchNorm1d oracle(kChannels);
+  Variable x_mine(x_all.rows(begin, mine).clone(), true), x_full(x_all, true);
+  const Variable y_mine = sync.forward(x_mine), y_full = oracle.forward(x_full);
+  y_mine.backward(g_all.rows(begin, mine).clone());
+  y_full.backward(g_all);
+  std::vector<float> worst{max_abs_diff(y_mine.data(), y_full.data().rows(begin, mine).clone()),
+                           max_abs_diff(x_mine.grad(), x_full.grad().rows(begin, mine).clone())};
+  worst[0] = std::max(worst[0], worst[1]);
+  worst.resize(1);
+  bn_group.all_reduce(worst, ReduceOp::MAX);
+  return worst[0];
+}
+
 void broadcast_buffers(Module& model, ProcessGroup& pg) {
   if (pg.size() == 1) return;
   for (auto& [name, t] : model.named_buffers()) pg.broadcast(t.span(), 0);
@@ -212,6 +241,14 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   const bool talk = rank == 0 && !o.train.quiet;
   const bool bar = talk && ::isatty(STDOUT_FILENO);
   const DdpTrainingOptions& t = o.train;
+
+  // 0. SyncBatchNorm against BatchNorm1d, before anything is loaded.
+  const double bn_difference = check_sync_batch_norm(bn_group);
+  if (talk) {
+    out << "SyncBatchNorm: " << world << " rank(s) with 2, 3, ... rows vs BatchNorm1d on all "
+        << "rows: largest difference " << bn_difference << " (tolerance " << kSyncBatchNormTolerance
+        << ")" << std::endl;
+  }
 
   // 1. Data: rank 0 prepares, the others wait at the barrier, then everyone reads.
   const DdpData data = prepare_data_cached(t, o.run_dir + "/prepared-data.safetensors", pg);
@@ -326,7 +363,10 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
                               std::to_string(t.epochs) + " epoch(s) on " + std::to_string(world) +
                               " rank(s); checkpoints in " + o.checkpoints() + ", curves in " +
                               o.run_dir + "/curves.svg";
-  if (!differs.empty()) {
+  if (!(bn_difference <= kSyncBatchNormTolerance)) {
+    result.verdict = Verdict::fail("SyncBatchNorm differs from BatchNorm1d on all ranks' rows by " +
+                                   std::to_string(bn_difference));
+  } else if (!differs.empty()) {
     result.verdict = Verdict::fail(differs);
   } else if (shared[0] < kCapstoneTarget) {
     result.verdict =

@@ -22,8 +22,9 @@
 //   8. curves   rank 0 writes <run-dir>/curves.csv and curves.svg
 // Only rank 0 prints (a line per epoch, and a progress bar when stdout is a terminal).
 //
-// The verdict: PASS when the final test accuracy reaches kCapstoneTarget and every rank
-// ends with bit-identical parameters and buffers.
+// The verdict: PASS when (1) SyncBatchNorm over the ranks matches BatchNorm1d on all their
+// rows (check_sync_batch_norm, run first), (2) the final test accuracy reaches
+// kCapstoneTarget, and (3) every rank ends with bit-identical parameters and buffers.
 //
 // What this is not: a general trainer (one model family, one data format), nor GPU code:
 // --backend nccl is refused by main.cpp.
@@ -45,6 +46,7 @@ class App;
 namespace course {
 
 constexpr double kCapstoneTarget = 0.88;
+constexpr double kSyncBatchNormTolerance = 1e-4;
 
 struct CapstoneOptions {
   DdpTrainingOptions train;              ///< lesson 09's flags (data, epochs, batch size, lr, ...)
@@ -91,6 +93,11 @@ std::map<std::string, std::string> capstone_run_config(const CapstoneOptions& o,
 /// Step 1: the prepared data set at `cache` (written by rank 0, read by all).
 DdpData prepare_data_cached(const DdpTrainingOptions& o, const std::string& cache,
                             ProcessGroup& pg);
+
+/// The driver's first check, collective on `bn_group`: SyncBatchNorm over every rank's rows
+/// (uneven: rank r holds 2 + r of them) against BatchNorm1d on all rows, one forward and
+/// backward. Returns the largest difference in y and dx over all ranks (the same on every rank).
+double check_sync_batch_norm(ProcessGroup& bn_group);
 
 /// Every rank's buffers become rank 0's (torch's broadcast_buffers).
 void broadcast_buffers(Module& model, ProcessGroup& pg);
