@@ -111,6 +111,9 @@ void add_capstone_flags(CLI::App& app, CapstoneOptions& o) {
   app.add_flag("--resume", o.resume, "continue from the newest checkpoint in --checkpoint-dir");
   app.add_option("--crash-at-step", o.crash_step,
                  "fault injection: rank --crash-rank kills itself (SIGKILL) before this step");
+  app.add_option("--target", o.target, "final test accuracy the verdict requires (0..1)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--crash-rank", o.crash_rank, "the rank --crash-at-step kills")
       ->capture_default_str();
 }
@@ -368,9 +371,9 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
                                    std::to_string(bn_difference));
   } else if (!differs.empty()) {
     result.verdict = Verdict::fail(differs);
-  } else if (shared[0] < kCapstoneTarget) {
+  } else if (shared[0] < o.target) {
     result.verdict =
-        Verdict::fail("below the target of " + fixed(100 * kCapstoneTarget, 0) + "%: " + summary);
+        Verdict::fail("below the target of " + fixed(100 * o.target, 0) + "%: " + summary);
   } else {
     result.verdict = Verdict::pass(summary);
   }

@@ -59,6 +59,7 @@ struct CapstoneOptions {
   /// before global step crash_step (counted from the start of training, epoch by epoch).
   int64_t crash_step = -1;
   int crash_rank = 1;
+  double target = kCapstoneTarget;  ///< the final test accuracy the verdict requires
   std::string checkpoints() const {
     return checkpoint_dir.empty() ? run_dir + "/checkpoints" : checkpoint_dir;
   }
