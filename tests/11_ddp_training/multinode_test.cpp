@@ -75,6 +75,39 @@ TEST(MultiNodeTest, TwoLaunchersOverLoopbackFormOneJob) {
   fs::remove_all(dir);
 }
 
+// Without a launcher: each rank started by hand with the variables torchrun sets, and with
+// the ones Open MPI's mpirun sets (OMPI_COMM_WORLD_*; MASTER_ADDR/PORT from the user).
+void run_by_hand(const std::string& rank_var, const std::string& size_var, int port_offset) {
+  const Programs p = programs();
+  if (!p.found()) GTEST_SKIP() << "build the lesson11 target first: " << p.lesson;
+  const fs::path dir =
+      fs::temp_directory_path() / ("course-l11-hand-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string port = std::to_string(port_for_test(port_offset));
+  auto rank = [&](int i) {
+    return rank_var + "=" + std::to_string(i) + " " + size_var +
+           "=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " timeout -k 5 60 " + p.lesson +
+           program_args((dir / "run").string()) + " > " +
+           (dir / ("node" + std::to_string(i))).string() + " 2>&1";
+  };
+  const int code =
+      std::system(("(" + rank(1) + ") & " + rank(0) + "; rc=$?; wait; exit $rc").c_str());
+  EXPECT_EQ(code, 0);
+  const std::string node0 = slurp(dir / "node0"), node1 = slurp(dir / "node1");
+  EXPECT_NE(node0.find("lesson11: PASS"), std::string::npos) << node0;
+  EXPECT_NE(node1.find("lesson11: PASS"), std::string::npos) << node1;
+  EXPECT_NE(node0.find("on 2 rank(s)"), std::string::npos) << node0;
+  fs::remove_all(dir);
+}
+
+TEST(MultiNodeTest, RanksStartedByHandWithTorchrunVariables) {
+  run_by_hand("RANK", "WORLD_SIZE", 2);
+}
+
+TEST(MultiNodeTest, RanksStartedByHandWithOpenMpiVariables) {
+  run_by_hand("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", 3);
+}
+
 // Two namespaces, l11<pid>a and l11<pid>b, with 10.211.<k>.1 and .2 on the two ends of a
 // veth pair; removed whatever happens.
 TEST(MultiNodeTest, TwoNamespacesOverAVethPairFormOneJob) {
