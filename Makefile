@@ -93,14 +93,22 @@ docs: setup
 # writes bench-results/lesson05_npN.csv and redraws bench-results/lesson05_busbw.svg from
 # every CSV there. docs/img/lesson05_busbw.svg is the copy the README shows. Lesson 02's
 # point-to-point latency and bandwidth (against the raw socket) go to bench-results/lesson02.csv.
+# Lesson 08's DataParallel table (one thread vs 1, 2, ... devices) goes to bench-results/lesson08.md.
+# Lesson 09's table (one process, DataParallel, naive DDP per backend and variant) goes to
+# bench-results/lesson09_compare_np2.csv.
+# Lesson 10's DDP sweep (bucket caps, naive DDP, no_sync) writes lesson10_buckets.csv/.svg.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
-	@cmake --build build/solutions -j $(JOBS) --target lesson05 lesson02 2>&1 | grep -E "error|Error" || true
+	@cmake --build build/solutions -j $(JOBS) --target lesson05 lesson02 lesson08 lesson09 lesson10 2>&1 | grep -E "error|Error" || true
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
 	build/solutions/lesson02 --bench --np 2 --csv bench-results/lesson02.csv
+	@mkdir -p bench-results
+	build/solutions/lesson08 --bench > bench-results/lesson08.md && cat bench-results/lesson08.md
+	build/solutions/lesson09 --compare --np 2
+	build/solutions/lesson10 --bench --np 2
 	@echo "make bench: CSV and SVG in bench-results/"
 
 test: setup check-stubs check-classroom test-reference test-stub-builds test-grader docs

@@ -226,8 +226,13 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
 
   // The run itself.
   std::shared_ptr<Sequential> model = make_ddp_model(o, data.sizes, rank);
-  if (talk && !o.init.empty()) out << "init: rank 0 loaded " << o.init << std::endl;
   std::unique_ptr<GradientSync> sync = make_sync(*model, pg);
+  DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()));
+  if (talk && !o.init.empty()) {
+    out << "init: rank 0 loaded " << o.init << ", broadcast to every rank (test accuracy "
+        << fixed(100 * evaluate(*model, test_loader).accuracy, 2) << "% before training)"
+        << std::endl;
+  }
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(o, model->parameters());
   if (talk) {
     out << "model: " << model->parameter_count() << " parameters, " << o.optimizer << ", "
@@ -236,7 +241,6 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   auto sampler =
       std::make_shared<DistributedSampler>(data.train.size(), world, rank, o.shuffle, o.seed);
   DataLoader train_loader(data.train, o.batch_size, sampler);
-  DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()));
   double best_accuracy = 0, samples_per_second = 0;
   int best_epoch = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {

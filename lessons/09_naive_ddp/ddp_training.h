@@ -5,9 +5,9 @@
 //   DdpTrainingOptions o;                           // lesson 07's flags plus DDP's
 //   add_ddp_training_flags(app, o);
 //   ...
-//   Verdict v = run_ddp_training(ctx, o, pg, [&](Module& m, ProcessGroup& g) {
+//   Verdict v = run_ddp_training(o, *pg, [](Module& m, ProcessGroup& g) {
 //     return std::make_unique<NaiveDdp>(m, g, GradSync::flat);   // or lesson 10's Reducer
-//   });
+//   }, std::cout);
 //
 // Every rank runs this, with its own model, optimizer and data loader; ranks exchange only
 // gradients (inside GradientSync) and, around the training, a few checks:

@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "all_reduce_ring.h"
+#include "ddp_compare.h"
 #include "ddp_training.h"
 #include "driver.h"
 #include "full_mesh.h"
@@ -28,6 +29,8 @@ namespace {
 
 course::DdpTrainingOptions g_options;
 std::string g_variant = "per-param";
+bool g_compare = false;
+course::DdpCompareOptions g_compare_options;
 
 course::Verdict run_rank(course::DriverContext& ctx) {
   course::GroupRecipe recipe;
@@ -36,6 +39,11 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   recipe.token = course::job_token();
   recipe.connect_mesh = course::connect_full_mesh;
   recipe.install = course::install_lesson05;
+  if (g_compare) {
+    g_compare_options.data = g_options.data;
+    g_compare_options.hidden = g_options.hidden;
+    return course::run_ddp_compare(ctx, g_compare_options, recipe, std::cout);
+  }
   auto pg =
       course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
   const course::GradSync variant = course::parse_grad_sync(g_variant);
@@ -63,6 +71,15 @@ int main(int argc, char** argv) {
     course::add_ddp_training_flags(app, g_options);
     app.add_option("--variant", g_variant, "per-param (one all-reduce each) or flat (one buffer)")
         ->check(CLI::IsMember({"per-param", "flat"}))
+        ->capture_default_str();
+    app.add_flag("--compare", g_compare,
+                 "one process vs DataParallel (lesson 08) vs naive DDP on every backend");
+    app.add_option("--global-batch", g_compare_options.global_batch,
+                   "--compare: examples per step over all ranks (divisible by --np)")
+        ->check(CLI::Range(1, 60000))
+        ->capture_default_str();
+    app.add_option("--steps", g_compare_options.steps, "--compare: timed steps per row")
+        ->check(CLI::Range(1, 100000))
         ->capture_default_str();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);

@@ -47,7 +47,7 @@ std::vector<BucketIndices> compute_bucket_assignment_by_size(const std::vector<i
                                                              const std::vector<int64_t>& limits) {
   check_arguments(bytes, order, limits);
   std::vector<BucketIndices> buckets;
-  // TODO(lesson10): fill one open bucket in `order`; close it once its size reaches the current
+  // TODO(lesson10): fill a bucket in `order`, close it at its limit, move to the next limit
   COURSE_TODO();
   return buckets;
 }

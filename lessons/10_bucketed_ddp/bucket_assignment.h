@@ -17,8 +17,8 @@
 //      move to the next limit unless this was the last one (the last limit repeats).
 //   4. A bucket left open at the end is closed as it is.
 // So a bucket overshoots its limit by at most its last parameter, a parameter larger than
-// the limit gets a bucket of its own, a limit of 0 gives one bucket per parameter, and a
-// limit larger than the model gives one bucket.
+// the limit closes the bucket it lands in, a limit of 0 gives one bucket per parameter,
+// and a limit larger than the model gives one bucket.
 //
 // Buckets are listed in the order they were closed, which is the order the reducer
 // launches their all-reduces; inside a bucket, parameters keep `order`.

@@ -16,6 +16,7 @@
 #include "bench_table.h"
 #include "distributed_data_parallel.h"
 #include "error.h"
+#include "naive_ddp.h"
 #include "ops.h"
 #include "optimizer.h"
 #include "rng.h"
@@ -82,20 +83,6 @@ Setup make_setup(const DdpBenchOptions& o, int rank) {
   s.optimizer = std::make_unique<Sgd>(s.model->parameters(), SgdOptions{.lr = 1e-3f});
   s.batch = bench_batch(o.batch_size, rank);
   return s;
-}
-
-// Times o.steps steps of `step` after o.warmup untimed ones; returns the per-step times.
-std::vector<double> time_steps(const DdpBenchOptions& o, ProcessGroup& group,
-                               const std::function<void()>& step) {
-  for (int i = 0; i < o.warmup; ++i) step();
-  group.barrier();
-  std::vector<double> times;
-  for (int i = 0; i < o.steps; ++i) {
-    const auto t0 = Clock::now();
-    step();
-    times.push_back(seconds_since(t0));
-  }
-  return times;
 }
 
 // The step time against the bucket cap, log-scaled x, with the baselines as lines.
@@ -165,175 +152,146 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   openblas_set_num_threads(1);  // one core per rank
   const int rank = group.rank(), world = group.size();
   std::ostream* out = rank == 0 ? &std::cout : nullptr;
-  Setup s = make_setup(o, rank);
-  const int64_t grad_bytes = s.model->parameter_count() * 4;
-  if (out) {
-    *out << "# lesson 10 --bench: MLP 784 -> " << o.hidden << " x " << o.layers << " -> 10, "
-         << s.model->parameter_count() << " parameters (" << format_bytes(grad_bytes)
-         << " of gradients), batch " << o.batch_size << " per rank, " << world << " rank(s), "
-         << group.backend() << ", median of " << o.steps << " steps (slowest rank)\n";
-  }
-  BenchTable table(
-      {{"mode", 20}, {"buckets", 8}, {"step(ms)", 9}, {"x compute", 10}, {"hidden", 7}});
-  if (out) table.print_header(*out);
-  const auto loss_backward = [&](Module& m) {
-    cross_entropy(m.forward(Variable(s.batch.first)), s.batch.second).backward();
-  };
 
-  // Compute only: every rank at once, so the machine is as loaded as in the other rows.
-  // On a shared machine the load drifts, so it is measured again right before every row
-  // and each row's ratio is to that neighbour; the row shows the median of them all.
-  std::vector<double> baselines;
-  const auto measure_compute = [&] {
-    baselines.push_back(slowest_median(time_steps(o, group,
-                                                  [&] {
-                                                    s.optimizer->zero_grad();
-                                                    loss_backward(*s.model);
-                                                    s.optimizer->step();
-                                                  }),
-                                       group));
-    return baselines.back();
+  // One contender per row, each with its own model, all alive at once, so that the
+  // timed steps can be interleaved: round r times step r of every contender in turn.
+  // On a shared machine the load drifts; interleaving spreads the drift over every row
+  // alike instead of favouring whichever row ran in a quiet minute.
+  struct Contender {
+    std::string name, buckets;
+    Setup setup;
+    std::unique_ptr<DistributedDataParallel> ddp;
+    std::unique_ptr<NaiveDdp> naive;
+    std::function<void(Contender&)> step;
+    int micro_batches = 1;
+    double cap_mib = -1;  // for the plot; < 0: not a point of the sweep
+    std::vector<double> times;
+    double median = 0;
   };
-  double compute = measure_compute();
+  std::vector<Contender> rows;
+  const auto loss_backward = [](Contender& c, Module& m) {
+    cross_entropy(m.forward(Variable(c.setup.batch.first)), c.setup.batch.second).backward();
+  };
+  const auto add = [&](std::string name, std::string buckets,
+                       std::function<void(Contender&)> step) -> Contender& {
+    Contender& c = rows.emplace_back();
+    c.name = std::move(name);
+    c.buckets = std::move(buckets);
+    c.setup = make_setup(o, rank);
+    c.step = std::move(step);
+    return c;
+  };
+  rows.reserve(20);
 
+  // Compute only: every rank trains alone, so the machine is as loaded as in the others.
+  add("compute only", "-", [&](Contender& c) {
+    c.setup.optimizer->zero_grad();
+    loss_backward(c, *c.setup.model);
+    c.setup.optimizer->step();
+  });
   // The communication to hide: one all_reduce of every gradient, alone.
-  Tensor flat = Tensor::zeros({s.model->parameter_count()});
-  const double comm = slowest_median(
-      time_steps(o, group, [&] { group.all_reduce(flat.span(), ReduceOp::SUM); }), group);
-  table.add_row({"all_reduce alone", "1", format_fixed(1e3 * comm, 1), "-", "-"}, out);
-  const auto baseline_median = [&] {
-    std::vector<double> sorted = baselines;
-    std::sort(sorted.begin(), sorted.end());
-    return sorted[sorted.size() / 2];
-  };
-
-  const auto row = [&](const std::string& mode, const std::string& buckets, double t,
-                       double hidden) {
-    table.add_row({mode, buckets, format_fixed(1e3 * t, 1), format_fixed(t / compute, 2),
-                   hidden < 0 ? "-" : format_fixed(100 * hidden, 0) + "%"},
-                  out);
-  };
-  const auto hidden_share = [&](double t) {
-    return std::clamp(1.0 - (t - compute) / comm, 0.0, 1.0);
-  };
-  const std::vector<Variable> params = s.model->parameters();
-  const float inv_world = 1.0f / static_cast<float>(world);
-
-  compute = measure_compute();
-  const double per_param =
-      slowest_median(time_steps(o, group,
-                                [&] {
-                                  s.optimizer->zero_grad();
-                                  loss_backward(*s.model);
-                                  for (const Variable& p : params) {
-                                    group.all_reduce(p.grad().span(), ReduceOp::SUM);
-                                    scale_(p.grad(), inv_world);
-                                  }
-                                  s.optimizer->step();
-                                }),
-                     group);
-  row("naive per-param", std::to_string(params.size()), per_param, hidden_share(per_param));
-  const double per_param_ratio = per_param / compute;
-
-  compute = measure_compute();
-  const double flat_time =
-      slowest_median(time_steps(o, group,
-                                [&] {
-                                  s.optimizer->zero_grad();
-                                  loss_backward(*s.model);
-                                  int64_t at = 0;
-                                  for (const Variable& p : params) {
-                                    copy_(flat.rows(at, p.numel()), p.grad().reshape({p.numel()}));
-                                    at += p.numel();
-                                  }
-                                  group.all_reduce(flat.span(), ReduceOp::SUM);
-                                  at = 0;
-                                  for (const Variable& p : params) {
-                                    copy_(p.grad(), flat.rows(at, p.numel()).reshape(p.shape()));
-                                    scale_(p.grad(), inv_world);
-                                    at += p.numel();
-                                  }
-                                  s.optimizer->step();
-                                }),
-                     group);
-  row("naive flat", "1", flat_time, hidden_share(flat_time));
-
+  Tensor flat = Tensor::zeros({rows[0].setup.model->parameter_count()});
+  add("all_reduce alone", "1", [&](Contender&) { group.all_reduce(flat.span(), ReduceOp::SUM); });
+  // Lesson 09's NaiveDdp: every gradient after backward, per parameter or in one buffer.
+  for (GradSync variant : {GradSync::per_param, GradSync::flat}) {
+    Contender& c = add("naive " + grad_sync_name(variant), "", [&](Contender& c) {
+      c.setup.optimizer->zero_grad();
+      loss_backward(c, c.naive->module());
+      c.naive->sync_gradients();
+      c.setup.optimizer->step();
+    });
+    c.naive = std::make_unique<NaiveDdp>(*c.setup.model, group, variant);
+    c.buckets =
+        variant == GradSync::flat ? "1" : std::to_string(c.setup.model->parameters().size());
+  }
   // The Reducer at each cap (the first bucket the same), then torch's defaults.
   const double kOne = 1e6;  // MiB: "one bucket"
-  std::vector<std::pair<double, double>> points;
-  float worst = 0;
-  double default_ratio = 0, default_hidden = 0;
+  const auto loss_backward_ddp = [](Contender& c) {
+    cross_entropy(c.ddp->forward(Variable(c.setup.batch.first)), c.setup.batch.second).backward();
+  };
+  const auto ddp_step = [&](Contender& c) {
+    c.setup.optimizer->zero_grad();
+    {
+      auto guard = c.ddp->no_sync();
+      for (int i = 0; i < c.micro_batches - 1; ++i) loss_backward_ddp(c);
+    }
+    loss_backward_ddp(c);
+    c.setup.optimizer->step();
+  };
   const std::vector<std::pair<std::string, std::pair<double, double>>> configs = {
       {"bucketed per-param", {0, 0}}, {"bucketed 0.25 MiB", {0.25, 0.25}},
       {"bucketed 1 MiB", {1, 1}},     {"bucketed 5 MiB", {5, 5}},
       {"bucketed 25 MiB", {25, 25}},  {"bucketed one", {kOne, kOne}},
       {"bucketed default", {1, 25}}};
   for (const auto& [name, caps] : configs) {
-    Setup fresh = make_setup(o, rank);
-    compute = measure_compute();
-    DistributedDataParallel ddp(fresh.model, group,
-                                {.first_bucket_bytes = mib_to_bytes(caps.first),
-                                 .bucket_cap_bytes = mib_to_bytes(caps.second)});
-    const double t = slowest_median(
-        time_steps(o, group,
-                   [&] {
-                     fresh.optimizer->zero_grad();
-                     cross_entropy(ddp.forward(Variable(fresh.batch.first)), fresh.batch.second)
-                         .backward();
-                     fresh.optimizer->step();
-                   }),
-        group);
-    worst = std::max(worst, divergence(*fresh.model, group));
-    row(name, std::to_string(ddp.reducer().buckets().size()), t, hidden_share(t));
-    if (name == "bucketed default") {
-      default_ratio = t / compute;
-      default_hidden = hidden_share(t);
-    } else {
-      points.emplace_back(caps.second == 0      ? 0.05
-                          : caps.second == kOne ? 2000
-                                                : caps.second,
-                          1e3 * t);
+    Contender& c = add(name, "", ddp_step);
+    c.ddp = std::make_unique<DistributedDataParallel>(
+        *c.setup.model, group,
+        ReducerOptions{.first_bucket_bytes = mib_to_bytes(caps.first),
+                       .bucket_cap_bytes = mib_to_bytes(caps.second)});
+    c.buckets = std::to_string(c.ddp->reducer().buckets().size());
+    if (name != "bucketed default") {
+      c.cap_mib = caps.second == 0 ? 0.05 : caps.second == kOne ? 2000 : caps.second;
     }
   }
-
-  // Gradient accumulation: time per micro-batch, K - 1 of every K under no_sync.
-  for (int k : {1, 2, 4, 8}) {
-    Setup fresh = make_setup(o, rank);
-    compute = measure_compute();
-    DistributedDataParallel ddp(fresh.model, group);
-    const auto micro = [&] {
-      cross_entropy(ddp.forward(Variable(fresh.batch.first)), fresh.batch.second).backward();
-    };
-    DdpBenchOptions fewer = o;
-    fewer.steps = std::max(2, o.steps / k + 1);
-    fewer.warmup = 1;
-    const double t = slowest_median(time_steps(fewer, group,
-                                               [&] {
-                                                 fresh.optimizer->zero_grad();
-                                                 {
-                                                   auto guard = ddp.no_sync();
-                                                   for (int i = 0; i < k - 1; ++i) micro();
-                                                 }
-                                                 micro();
-                                                 fresh.optimizer->step();
-                                               }),
-                                    group) /
-                     k;
-    worst = std::max(worst, divergence(*fresh.model, group));
-    row("no_sync K=" + std::to_string(k), "-", t, -1);
+  // Gradient accumulation: K - 1 micro-batches under no_sync, then one synchronised.
+  for (int k : {2, 4, 8}) {
+    Contender& c = add("no_sync K=" + std::to_string(k), "", ddp_step);
+    c.ddp = std::make_unique<DistributedDataParallel>(*c.setup.model, group);
+    c.buckets = std::to_string(c.ddp->reducer().buckets().size());
+    c.micro_batches = k;
   }
 
-  table.add_row(
-      {"compute only (median)", "-", format_fixed(1e3 * baseline_median(), 1), "1.00", "-"}, out);
+  const int64_t grad_bytes = rows[0].setup.model->parameter_count() * 4;
+  if (out) {
+    *out << "# lesson 10 --bench: MLP 784 -> " << o.hidden << " x " << o.layers << " -> 10, "
+         << rows[0].setup.model->parameter_count() << " parameters (" << format_bytes(grad_bytes)
+         << " of gradients), batch " << o.batch_size << " per rank, " << world << " rank(s), "
+         << group.backend() << ", " << o.steps << " interleaved rounds, median per row of the "
+         << "slowest rank; no_sync rows: time per micro-batch" << std::endl;
+  }
+  for (int round = 0; round < o.warmup + o.steps; ++round) {
+    for (Contender& c : rows) {
+      group.barrier();  // every rank starts the step together (compute only has no collective)
+      const auto t0 = Clock::now();
+      c.step(c);
+      if (round >= o.warmup) c.times.push_back(seconds_since(t0) / c.micro_batches);
+    }
+  }
+  for (Contender& c : rows) c.median = slowest_median(c.times, group);
+
+  const double compute = rows[0].median, comm = rows[1].median;
+  const auto hidden_share = [&](double t) {
+    return std::clamp(1.0 - (t - compute) / comm, 0.0, 1.0);
+  };
+  BenchTable table(
+      {{"mode", 20}, {"buckets", 8}, {"step(ms)", 9}, {"x compute", 10}, {"hidden", 7}});
+  if (out) table.print_header(*out);
+  std::vector<std::pair<double, double>> points;
+  double per_param = 0, flat_time = 0, bucketed_default = 0;
+  float worst = 0;
+  for (Contender& c : rows) {
+    const bool is_comm = c.name == "all_reduce alone";
+    const bool has_comm = c.name != "compute only" && !is_comm && c.micro_batches == 1;
+    table.add_row({c.name, c.buckets, format_fixed(1e3 * c.median, 1),
+                   is_comm ? "-" : format_fixed(c.median / compute, 2),
+                   has_comm ? format_fixed(100 * hidden_share(c.median), 0) + "%" : "-"},
+                  out);
+    if (c.cap_mib > 0) points.emplace_back(c.cap_mib, 1e3 * c.median);
+    if (c.name == "naive per-param") per_param = c.median;
+    if (c.name == "naive flat") flat_time = c.median;
+    if (c.name == "bucketed default") bucketed_default = c.median;
+    if (c.ddp) worst = std::max(worst, divergence(*c.setup.model, group));
+  }
   const std::string summary =
-      "bucketed default " + format_fixed(default_ratio, 2) + "x compute only, " +
-      format_fixed(per_param_ratio / default_ratio, 2) + "x faster than naive per-param, " +
-      format_fixed(100 * default_hidden, 0) + "% of the all-reduce hidden";
+      "bucketed default " + format_fixed(bucketed_default / compute, 2) + "x compute only, " +
+      format_fixed(per_param / bucketed_default, 2) + "x faster than naive per-param, " +
+      format_fixed(100 * hidden_share(bucketed_default), 0) + "% of the all-reduce hidden";
   table.add_note(summary, out);
   if (rank == 0) {
     table.write_csv(o.csv_path);
     if (!o.svg_path.empty()) {
-      write_plot(o.svg_path, points, 1e3 * baseline_median(), 1e3 * per_param, 1e3 * flat_time);
+      write_plot(o.svg_path, points, 1e3 * compute, 1e3 * per_param, 1e3 * flat_time);
     }
     std::cout << "wrote " << o.csv_path << (o.svg_path.empty() ? "" : " and " + o.svg_path) << "\n";
   }

@@ -13,13 +13,15 @@
 //                       for per-parameter, 0.25, 1, 5, 25 MiB and one bucket
 //   bucketed default    the Reducer with torch's defaults: 1 MiB first bucket, 25 MiB cap
 //   no_sync K           the default Reducer, K - 1 micro-batches under no_sync, then one
-//                       synchronised: time per micro-batch
+//                       synchronised (K = 2, 4, 8; K = 1 is "bucketed default"): time per
+//                       micro-batch
 //
 // and one flat all_reduce of every gradient alone (the communication there is to hide).
-// Each row is the median step time over the timed steps of the slowest rank, and its
-// ratio to compute only measured again just before it (on a shared machine the load
-// drifts; a neighbouring baseline keeps the ratio honest). The hidden share is 1 - (t_bucketed -
-// t_compute) / t_allreduce: the part of the all-reduce time that did not add to the step.
+// Every row has its own model, all alive at once, and the timed steps are interleaved:
+// round r runs step r of every row in turn, so a shared machine's drifting load falls on
+// every row alike. Each row is the median over the rounds of the slowest rank, and its
+// ratio to compute only. The hidden share is 1 - (t_row - t_compute) / t_allreduce: the
+// part of the all-reduce time that did not add to the step.
 //
 // What this is not: a training run (the inputs are synthetic; the numbers learn nothing).
 #pragma once

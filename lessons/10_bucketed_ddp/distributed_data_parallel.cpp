@@ -3,13 +3,19 @@
 
 #include <utility>
 
+#include "bench_table.h"
+#include "model_check.h"
+
 namespace course {
 
 namespace {
 
-std::shared_ptr<Module> synced(std::shared_ptr<Module> module, ProcessGroup& group) {
-  broadcast_parameters(*module, group);
-  return module;
+// Construction's collective part, before the Reducer is built from the parameters.
+std::vector<std::pair<std::string, Variable>> synced_parameters(Module& module,
+                                                                ProcessGroup& group) {
+  verify_same_parameters(module, group);
+  broadcast_parameters(module, group);
+  return module.named_parameters();
 }
 
 }  // namespace
@@ -19,22 +25,45 @@ void broadcast_parameters(Module& module, ProcessGroup& group) {
   for (const Variable& p : module.parameters()) group.broadcast(p.data().span(), 0);
 }
 
-DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
-                                                 ProcessGroup& group, ReducerOptions options)
-    : module_(synced(std::move(module), group)),
+DistributedDataParallel::DistributedDataParallel(Module& module, ProcessGroup& group,
+                                                 ReducerOptions options)
+    : module_(module),
       options_(options),
-      reducer_(module_->named_parameters(), group, options) {}
+      reducer_(synced_parameters(module, group), group, options) {}
 
 Variable DistributedDataParallel::forward(const Variable& x) {
   const bool arm = grad_mode_enabled() && require_sync_;
   if (arm) reducer_.rebuild_buckets();
   const double start = TraceRecorder::now_us();
-  Variable out = module_->forward(x);
+  Variable out = module_.forward(x);
   if (options_.trace) {
     options_.trace->span(TraceRecorder::kCompute, "forward", start, TraceRecorder::now_us());
   }
   if (arm) reducer_.prepare_for_backward({out});
   return out;
+}
+
+void DistributedDataParallel::prepare_for_backward() {
+  if (!require_sync_ || reducer_.reduction_pending()) return;  // no_sync, or forward() armed it
+  reducer_.rebuild_buckets();
+  reducer_.prepare_for_backward({});
+}
+
+void DistributedDataParallel::finish_backward() {
+  if (require_sync_) reducer_.ensure_prior_reduction_finished();
+}
+
+int64_t DistributedDataParallel::messages_per_step() const {
+  return static_cast<int64_t>(reducer_.buckets().size()) +
+         (options_.find_unused_parameters ? 1 : 0);
+}
+
+std::string DistributedDataParallel::describe() const {
+  return "bucketed DDP (the Reducer): " + std::to_string(reducer_.buckets().size()) +
+         " bucket(s), first " + format_bytes(options_.first_bucket_bytes) + ", cap " +
+         format_bytes(options_.bucket_cap_bytes) +
+         (options_.find_unused_parameters ? ", find_unused_parameters" : "") +
+         (options_.gradient_as_bucket_view ? ", gradient_as_bucket_view" : "");
 }
 
 }  // namespace course

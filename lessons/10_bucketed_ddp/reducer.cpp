@@ -127,13 +127,13 @@ bool Reducer::rebuild_buckets() {
   std::vector<int64_t> bytes;
   for (const auto& entry : params_) bytes.push_back(float_bytes(entry.second));
   std::vector<BucketIndices> assignment;
-  // TODO(lesson10): buckets in this rank's ready order, then adopt rank 0's layout: broadcast it (a
+  // TODO(lesson10): assign by this rank's ready order, then adopt rank 0's layout (broadcast)
   COURSE_TODO();
   initialize_buckets(assignment);
   return true;
 }
 
-void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
+void Reducer::ensure_prior_reduction_finished() const {
   if (require_finalize_) {
     std::vector<size_t> unmarked;
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -152,6 +152,10 @@ void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
         "Parameters which did not receive grad for rank " + std::to_string(group_.rank()) + ": " +
         parameter_list(unmarked));
   }
+}
+
+void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
+  ensure_prior_reduction_finished();
   next_bucket_ = 0;
   for (Bucket& bucket : buckets_) {
     bucket.pending = bucket.params.size();
@@ -164,7 +168,7 @@ void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
   unused_marked_ = false;
   if (options_.find_unused_parameters) {
     local_used_ = Tensor::zeros({static_cast<int64_t>(params_.size())});
-    // TODO(lesson10): walk the backward graph from the outputs' grad_fn; the parameters whose
+    // TODO(lesson10): walk the graph from the outputs; unreached parameters are unused
     COURSE_TODO();
   }
   expect_hooks_ = true;
@@ -189,7 +193,8 @@ void Reducer::autograd_hook(size_t index) {
 void Reducer::trace_hook(size_t index, double start_us) {
   TraceRecorder& trace = *options_.trace;
   if (last_trace_us_ == 0) last_trace_us_ = trace.backward_begin_us();
-  if (last_trace_us_ > 0 && last_trace_us_ < start_us) {
+  // Consecutive hooks of one layer leave a gap of microseconds: not worth a span.
+  if (last_trace_us_ > 0 && start_us - last_trace_us_ > 5.0) {
     trace.span(TraceRecorder::kCompute, "backward " + layer_of(params_[index].first),
                last_trace_us_, start_us);
   }
@@ -211,18 +216,14 @@ void Reducer::mark_variable_ready(size_t index) {
   }
   ready_[index] = true;
   if (!has_rebuilt_) ready_order_.push_back(index);
-  const Variable& p = params_[index].second;
-  const Tensor view = slice(index);
-  const float inv_world = 1.0f / static_cast<float>(world_);
-  // TODO(lesson10): put grad / world_size into the parameter's slice (zeros when it has no
+  // TODO(lesson10): grad / world into the slice (zeros if undefined); bucket view option
   COURSE_TODO();
-  const size_t b = locator_[index].first;
-  // TODO(lesson10): count the bucket down; when it is complete, launch every ready bucket from
+  // TODO(lesson10): count the bucket down; when complete, launch ready buckets in order
   COURSE_TODO();
 }
 
 void Reducer::launch_ready_buckets() {
-  // TODO(lesson10): launch buckets next_bucket_, next_bucket_ + 1, ... while they are complete;
+  // TODO(lesson10): launch complete buckets in order; after the last, used map and finalize
   COURSE_TODO();
 }
 
@@ -261,7 +262,7 @@ void Reducer::finalize_backward() {
   used_work_.reset();
   for (std::thread& t : watchers_) t.join();
   watchers_.clear();
-  // TODO(lesson10): write each bucket slice back into its parameter's gradient (copy, or the slice
+  // TODO(lesson10): copy each slice back into its grad (or the view); skip globally unused
   COURSE_TODO();
   expect_hooks_ = false;
   require_finalize_ = false;

@@ -113,9 +113,13 @@ class Reducer {
   bool rebuild_buckets();
 
   /// Step 2: arms the hooks for the next backward. `outputs` are the forward's outputs
-  /// (used only with find_unused_parameters). Throws the "Expected to have finished
-  /// reduction in the prior iteration" ConfigError described above.
+  /// (used only with find_unused_parameters; none given: no walk, every parameter counts
+  /// as used on this rank). Calls ensure_prior_reduction_finished() first.
   void prepare_for_backward(const std::vector<Variable>& outputs);
+
+  /// Throws the "Expected to have finished reduction in the prior iteration" ConfigError
+  /// described above when the hooks are armed and some parameter never became ready.
+  void ensure_prior_reduction_finished() const;
 
   /// The current buckets, in launch order.
   std::vector<BucketInfo> buckets() const;

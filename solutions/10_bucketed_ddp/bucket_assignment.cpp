@@ -47,8 +47,7 @@ std::vector<BucketIndices> compute_bucket_assignment_by_size(const std::vector<i
                                                              const std::vector<int64_t>& limits) {
   check_arguments(bytes, order, limits);
   std::vector<BucketIndices> buckets;
-  // BEGIN SOLUTION: fill one open bucket in `order`; close it once its size reaches the current
-  // limit, then advance to the next limit (the last one repeats)
+  // BEGIN SOLUTION: fill a bucket in `order`, close it at its limit, move to the next limit
   BucketIndices open;
   int64_t open_bytes = 0;
   size_t limit = 0;

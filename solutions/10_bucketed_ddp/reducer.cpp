@@ -127,8 +127,7 @@ bool Reducer::rebuild_buckets() {
   std::vector<int64_t> bytes;
   for (const auto& entry : params_) bytes.push_back(float_bytes(entry.second));
   std::vector<BucketIndices> assignment;
-  // BEGIN SOLUTION: buckets in this rank's ready order, then adopt rank 0's layout: broadcast it (a
-  // fixed-size float message) and rebuild from what arrived
+  // BEGIN SOLUTION: assign by this rank's ready order, then adopt rank 0's layout (broadcast)
   assignment = compute_bucket_assignment_by_size(
       bytes, ready_order_, {options_.first_bucket_bytes, options_.bucket_cap_bytes});
   if (world_ > 1) {
@@ -156,7 +155,7 @@ bool Reducer::rebuild_buckets() {
   return true;
 }
 
-void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
+void Reducer::ensure_prior_reduction_finished() const {
   if (require_finalize_) {
     std::vector<size_t> unmarked;
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -175,6 +174,10 @@ void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
         "Parameters which did not receive grad for rank " + std::to_string(group_.rank()) + ": " +
         parameter_list(unmarked));
   }
+}
+
+void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
+  ensure_prior_reduction_finished();
   next_bucket_ = 0;
   for (Bucket& bucket : buckets_) {
     bucket.pending = bucket.params.size();
@@ -187,8 +190,7 @@ void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
   unused_marked_ = false;
   if (options_.find_unused_parameters) {
     local_used_ = Tensor::zeros({static_cast<int64_t>(params_.size())});
-    // BEGIN SOLUTION: walk the backward graph from the outputs' grad_fn; the parameters whose
-    // AccumulateGrad is not reached are unused
+    // BEGIN SOLUTION: walk the graph from the outputs; unreached parameters are unused
     std::unordered_set<const VariableImpl*> reached;
     std::unordered_set<const Node*> seen;
     std::vector<std::shared_ptr<Node>> stack;
@@ -207,7 +209,7 @@ void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
         if (next) stack.push_back(next);
       }
     }
-    for (size_t i = 0; i < params_.size(); ++i) {
+    for (size_t i = 0; i < params_.size() && !outputs.empty(); ++i) {
       if (!reached.count(params_[i].second.impl().get())) unused_.push_back(i);
     }
     // END SOLUTION
@@ -234,7 +236,8 @@ void Reducer::autograd_hook(size_t index) {
 void Reducer::trace_hook(size_t index, double start_us) {
   TraceRecorder& trace = *options_.trace;
   if (last_trace_us_ == 0) last_trace_us_ = trace.backward_begin_us();
-  if (last_trace_us_ > 0 && last_trace_us_ < start_us) {
+  // Consecutive hooks of one layer leave a gap of microseconds: not worth a span.
+  if (last_trace_us_ > 0 && start_us - last_trace_us_ > 5.0) {
     trace.span(TraceRecorder::kCompute, "backward " + layer_of(params_[index].first),
                last_trace_us_, start_us);
   }
@@ -256,11 +259,10 @@ void Reducer::mark_variable_ready(size_t index) {
   }
   ready_[index] = true;
   if (!has_rebuilt_) ready_order_.push_back(index);
+  // BEGIN SOLUTION: grad / world into the slice (zeros if undefined); bucket view option
   const Variable& p = params_[index].second;
   const Tensor view = slice(index);
   const float inv_world = 1.0f / static_cast<float>(world_);
-  // BEGIN SOLUTION: put grad / world_size into the parameter's slice (zeros when it has no
-  // gradient); with gradient_as_bucket_view make the slice the gradient
   const Tensor grad = p.grad();
   if (!grad.defined()) {
     fill_(view, 0.0f);  // an unused parameter contributes nothing
@@ -272,9 +274,8 @@ void Reducer::mark_variable_ready(size_t index) {
     if (options_.gradient_as_bucket_view) p.set_grad(view);
   }
   // END SOLUTION
+  // BEGIN SOLUTION: count the bucket down; when complete, launch ready buckets in order
   const size_t b = locator_[index].first;
-  // BEGIN SOLUTION: count the bucket down; when it is complete, launch every ready bucket from
-  // next_bucket_ on, in order
   if (--buckets_[b].pending == 0) {
     ready_log_.push_back(b);
     launch_ready_buckets();
@@ -283,8 +284,7 @@ void Reducer::mark_variable_ready(size_t index) {
 }
 
 void Reducer::launch_ready_buckets() {
-  // BEGIN SOLUTION: launch buckets next_bucket_, next_bucket_ + 1, ... while they are complete;
-  // after the last one, all-reduce the used map (find_unused_parameters) and finalize
+  // BEGIN SOLUTION: launch complete buckets in order; after the last, used map and finalize
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     launch_bucket(next_bucket_++);
   }
@@ -332,9 +332,7 @@ void Reducer::finalize_backward() {
   used_work_.reset();
   for (std::thread& t : watchers_) t.join();
   watchers_.clear();
-  // BEGIN SOLUTION: write each bucket slice back into its parameter's gradient (copy, or the slice
-  // itself with gradient_as_bucket_view); a parameter that no rank used keeps its gradient as it
-  // was
+  // BEGIN SOLUTION: copy each slice back into its grad (or the view); skip globally unused
   for (size_t i = 0; i < params_.size(); ++i) {
     if (options_.find_unused_parameters && local_used_.data()[i] == 0.0f) continue;
     const Variable& p = params_[i].second;

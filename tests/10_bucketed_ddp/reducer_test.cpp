@@ -13,6 +13,7 @@
 
 #include "ddp_fixtures.h"
 #include "distributed_data_parallel.h"
+#include "naive_ddp.h"
 
 namespace course::test {
 namespace {
@@ -40,7 +41,7 @@ float ddp_versus_one_process(ProcessGroup& group, const BucketConfig& config, Op
   Rng mine_rng(100 + static_cast<uint64_t>(rank)), oracle_rng(100);
   auto model = make_mlp(kSizes, mine_rng);
   auto oracle = make_mlp(kSizes, oracle_rng);
-  DistributedDataParallel ddp(model, group,
+  DistributedDataParallel ddp(*model, group,
                               {.first_bucket_bytes = config.first_bytes,
                                .bucket_cap_bytes = config.cap_bytes,
                                .gradient_as_bucket_view = as_view});
@@ -90,6 +91,35 @@ INSTANTIATE_TEST_SUITE_P(Backends, ReducerEquivalence, testing::ValuesIn(equival
                            return std::get<0>(info.param) + "_np" +
                                   std::to_string(std::get<1>(info.param));
                          });
+
+// Lesson 09's NaiveDdp (every gradient after backward, one flat all-reduce) and lesson
+// 10's Reducer train the same replicas on the same batches to the same parameters.
+TEST(ReducerEquivalence, MatchesLessonNinesNaiveDdp) {
+  run_ranks(3, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    Rng naive_rng(200 + static_cast<uint64_t>(ctx.rank)), bucketed_rng(300);
+    auto naive_model = make_mlp(kSizes, naive_rng);
+    auto bucketed_model = make_mlp(kSizes, bucketed_rng);
+    NaiveDdp naive(*naive_model, *group, GradSync::flat);
+    bucketed_model->load_state_dict(naive_model->state_dict());  // rank 0's, broadcast
+    DistributedDataParallel bucketed(*bucketed_model, *group,
+                                     {.first_bucket_bytes = 256, .bucket_cap_bytes = 1024});
+    auto naive_opt = make_optimizer(OptimizerKind::sgd, naive_model->parameters());
+    auto bucketed_opt = make_optimizer(OptimizerKind::sgd, bucketed_model->parameters());
+    for (int step = 0; step < 3; ++step) {
+      const auto local = slice_batch(make_batch(3 * kPerRank, kFeatures, kClasses, step),
+                                     ctx.rank * kPerRank, kPerRank);
+      naive_opt->zero_grad();
+      cross_entropy(naive.forward(Variable(local.first)), local.second).backward();
+      naive.sync_gradients();
+      naive_opt->step();
+      bucketed_opt->zero_grad();
+      cross_entropy(bucketed.forward(Variable(local.first)), local.second).backward();
+      bucketed_opt->step();
+    }
+    EXPECT_LT(max_parameter_diff(*naive_model, *bucketed_model), 1e-6f);
+  });
+}
 
 // Four loose parameters whose forward order depends on the rank, so backward makes their
 // gradients ready in a rank-dependent order (the engine runs the latest-created node
@@ -144,59 +174,69 @@ void expect_mean_gradients(const Loose& l, int world) {
   }
 }
 
+// A rank that launches buckets in another order than its peers mixes up data (tcp throws
+// ProtocolError on mismatched sizes) or deadlocks (gloo): fail in seconds, not minutes.
+const RanksOptions kShort{.timeout = std::chrono::seconds(15)};
+
 const std::vector<int> kForwardOrders[] = {{3, 2, 1, 0}, {0, 2, 3, 1}, {1, 3, 0, 2}};
 
 TEST(ReducerLaunchOrder, BucketsLaunchInOrderWhateverOrderGradientsArriveIn) {
   for (const std::string& backend : test_backends()) {
     SCOPED_TRACE(backend);
-    run_ranks(3, [&](RankContext& ctx) {
-      auto group = make_group(backend, ctx);
-      Loose l = make_loose(ctx.rank);
-      // Per-parameter buckets in reverse registration order: bucket b holds w_(3-b).
-      Reducer reducer(l.params, *group, {.first_bucket_bytes = 0, .bucket_cap_bytes = 0});
-      reducer.prepare_for_backward({});
-      loose_loss(l, kForwardOrders[ctx.rank]).backward();
-      EXPECT_FALSE(reducer.reduction_pending());
-      EXPECT_EQ(reducer.launch_log(), (std::vector<size_t>{0, 1, 2, 3}));
-      // Rank 0 used w3 first, so its gradients came w0, w1, w2, w3: buckets 3, 2, 1, 0.
-      if (ctx.rank == 0) {
-        EXPECT_EQ(reducer.ready_log(), (std::vector<size_t>{3, 2, 1, 0}));
-      }
-      // Every rank logged the same launches (all-gathered, compared element by element).
-      std::vector<float> log(reducer.launch_log().begin(), reducer.launch_log().end());
-      std::vector<float> all(log.size() * 3);
-      group->all_gather(log, all);
-      for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], log[i % log.size()]);
-      expect_mean_gradients(l, 3);
-    });
+    run_ranks(
+        3,
+        [&](RankContext& ctx) {
+          auto group = make_group(backend, ctx);
+          Loose l = make_loose(ctx.rank);
+          // Per-parameter buckets in reverse registration order: bucket b holds w_(3-b).
+          Reducer reducer(l.params, *group, {.first_bucket_bytes = 0, .bucket_cap_bytes = 0});
+          reducer.prepare_for_backward({});
+          loose_loss(l, kForwardOrders[ctx.rank]).backward();
+          EXPECT_FALSE(reducer.reduction_pending());
+          EXPECT_EQ(reducer.launch_log(), (std::vector<size_t>{0, 1, 2, 3}));
+          // Rank 0 used w3 first, so its gradients came w0, w1, w2, w3: buckets 3, 2, 1, 0.
+          if (ctx.rank == 0) {
+            EXPECT_EQ(reducer.ready_log(), (std::vector<size_t>{3, 2, 1, 0}));
+          }
+          // Every rank logged the same launches (all-gathered, compared element by element).
+          std::vector<float> log(reducer.launch_log().begin(), reducer.launch_log().end());
+          std::vector<float> all(log.size() * 3);
+          group->all_gather(log, all);
+          for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], log[i % log.size()]);
+          expect_mean_gradients(l, 3);
+        },
+        kShort);
   }
 }
 
 TEST(ReducerRebuild, EveryRankAdoptsRankZerosReadyOrder) {
   for (const std::string& backend : test_backends()) {
     SCOPED_TRACE(backend);
-    run_ranks(3, [&](RankContext& ctx) {
-      auto group = make_group(backend, ctx);
-      Loose l = make_loose(ctx.rank);
-      // 16-byte limit: w1 (20 bytes) alone, w0 + w2 or w2 + w3 together, depending on order.
-      Reducer reducer(l.params, *group, {.first_bucket_bytes = 16, .bucket_cap_bytes = 16});
-      EXPECT_FALSE(reducer.rebuild_buckets());  // nothing to rebuild from yet
-      reducer.prepare_for_backward({});
-      loose_loss(l, kForwardOrders[ctx.rank]).backward();
-      ASSERT_TRUE(reducer.rebuild_buckets());
-      EXPECT_FALSE(reducer.rebuild_buckets());  // once only
-      // Rank 0's ready order is w0, w1, w2, w3 (bytes 12, 20, 8, 16), limit 16.
-      const std::vector<BucketInfo> buckets = reducer.buckets();
-      std::vector<BucketIndices> layout;
-      for (const BucketInfo& b : buckets) layout.push_back(b.params);
-      EXPECT_EQ(layout, (std::vector<BucketIndices>{{0, 1}, {2, 3}}));
-      // And the second iteration still averages correctly with the new buckets.
-      for (auto& entry : l.params) entry.second.zero_grad();
-      reducer.prepare_for_backward({});
-      loose_loss(l, kForwardOrders[ctx.rank]).backward();
-      EXPECT_EQ(reducer.launch_log(), (std::vector<size_t>{0, 1}));
-      expect_mean_gradients(l, 3);
-    });
+    run_ranks(
+        3,
+        [&](RankContext& ctx) {
+          auto group = make_group(backend, ctx);
+          Loose l = make_loose(ctx.rank);
+          // 16-byte limit: w1 (20 bytes) alone, w0 + w2 or w2 + w3 together, depending on order.
+          Reducer reducer(l.params, *group, {.first_bucket_bytes = 16, .bucket_cap_bytes = 16});
+          EXPECT_FALSE(reducer.rebuild_buckets());  // nothing to rebuild from yet
+          reducer.prepare_for_backward({});
+          loose_loss(l, kForwardOrders[ctx.rank]).backward();
+          ASSERT_TRUE(reducer.rebuild_buckets());
+          EXPECT_FALSE(reducer.rebuild_buckets());  // once only
+          // Rank 0's ready order is w0, w1, w2, w3 (bytes 12, 20, 8, 16), limit 16.
+          const std::vector<BucketInfo> buckets = reducer.buckets();
+          std::vector<BucketIndices> layout;
+          for (const BucketInfo& b : buckets) layout.push_back(b.params);
+          EXPECT_EQ(layout, (std::vector<BucketIndices>{{0, 1}, {2, 3}}));
+          // And the second iteration still averages correctly with the new buckets.
+          for (auto& entry : l.params) entry.second.zero_grad();
+          reducer.prepare_for_backward({});
+          loose_loss(l, kForwardOrders[ctx.rank]).backward();
+          EXPECT_EQ(reducer.launch_log(), (std::vector<size_t>{0, 1}));
+          expect_mean_gradients(l, 3);
+        },
+        kShort);
   }
 }
 

@@ -42,7 +42,7 @@ TEST(Trace, EveryRankAppearsAndAnAllReduceStartsBeforeBackwardEnds) {
     auto model = make_mlp({32, 64, 64, 64, 8}, rng);
     // Small buckets: the last layer's bucket is complete long before the first layer's.
     DistributedDataParallel ddp(
-        model, *group, {.first_bucket_bytes = 4096, .bucket_cap_bytes = 8192, .trace = &trace});
+        *model, *group, {.first_bucket_bytes = 4096, .bucket_cap_bytes = 8192, .trace = &trace});
     Sgd opt(model->parameters(), {.lr = 0.05f});
     for (int step = 0; step < 2; ++step) {
       const auto batch = make_batch(16, 32, 8, step + 10 * ctx.rank);

@@ -154,7 +154,7 @@ TEST(NoSync, AccumulatedMicroBatchesEqualOneStepOnTheWholeBatch) {
       Rng rng(5), oracle_rng(5);
       auto model = make_mlp(sizes, rng);
       auto oracle = make_mlp(sizes, oracle_rng);
-      DistributedDataParallel ddp(model, *group,
+      DistributedDataParallel ddp(*model, *group,
                                   {.first_bucket_bytes = 0, .bucket_cap_bytes = 512});
       Sgd opt(model->parameters(), {.lr = 0.1f, .momentum = 0.9f});
       Sgd oracle_opt(oracle->parameters(), {.lr = 0.1f, .momentum = 0.9f});

@@ -1,0 +1,47 @@
+// parallel_apply.cpp: lesson 08, part 3: replicas on their own threads, errors carried
+// home (see parallel_apply.h).
+#include "parallel_apply.h"
+
+#include <chrono>
+#include <optional>
+
+namespace course {
+
+ReplicaError::ReplicaError(int device, const std::string& phase, const std::string& cause)
+    : Error("DataParallel: replica " + std::to_string(device) + " failed in " + phase +
+            " on device " + std::to_string(device) + ": " + cause),
+      device_(device) {}
+
+std::vector<double> run_on_devices(DevicePool& pool,
+                                   const std::vector<std::function<void()>>& tasks,
+                                   const std::string& phase) {
+  std::vector<double> seconds(tasks.size(), 0.0);
+  std::vector<std::exception_ptr> errors;
+  // Wrap each task: the caller's grad mode (a NoGradGuard when it is off), its time into
+  // seconds[k]. Then run the wrapped tasks on the pool.
+  // TODO(lesson08): wrapped tasks (grad mode, timing), then errors = pool.run(wrapped)
+  COURSE_TODO();
+  // Every task has finished; report the lowest device that failed.
+  // TODO(lesson08): the first error: NotImplementedError as it is, else a ReplicaError
+  COURSE_TODO();
+  return seconds;
+}
+
+std::vector<Variable> parallel_apply(DevicePool& pool,
+                                     const std::vector<std::shared_ptr<Module>>& replicas,
+                                     const std::vector<Variable>& inputs,
+                                     std::vector<double>* busy_seconds) {
+  if (replicas.size() != inputs.size() || replicas.size() > static_cast<size_t>(pool.size())) {
+    throw ConfigError("parallel_apply: " + std::to_string(replicas.size()) + " replicas, " +
+                      std::to_string(inputs.size()) + " inputs, " + std::to_string(pool.size()) +
+                      " devices; need as many replicas as inputs, at most one per device");
+  }
+  std::vector<Variable> outputs(replicas.size());
+  std::vector<double> busy;
+  // TODO(lesson08): one task per replica writing outputs[k]; run_on_devices(pool, tasks, "forward")
+  COURSE_TODO();
+  if (busy_seconds) *busy_seconds = std::move(busy);
+  return outputs;
+}
+
+}  // namespace course
