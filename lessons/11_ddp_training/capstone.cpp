@@ -34,36 +34,6 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-// Lesson 10's Reducer behind lesson 09's seam: buckets all-reduced during backward.
-class BucketedSync : public GradientSync {
- public:
-  BucketedSync(Module& model, ProcessGroup& pg)
-      : reducer_((broadcast_parameters(model, pg), broadcast_buffers(model, pg),
-                  model.named_parameters()),
-                 pg) {}
-  void prepare_for_backward() override {
-    reducer_.rebuild_buckets();
-    reducer_.prepare_for_backward({});
-  }
-  void finish_backward() override {
-    if (reducer_.reduction_pending()) {
-      throw ConfigError(
-          "DDP: backward finished with buckets not reduced (a parameter got no "
-          "gradient on this rank)");
-    }
-  }
-  int64_t messages_per_step() const override {
-    return static_cast<int64_t>(reducer_.buckets().size());
-  }
-  std::string describe() const override {
-    return "bucketed DDP (lesson 10's Reducer, " + std::to_string(reducer_.buckets().size()) +
-           " bucket(s))";
-  }
-
- private:
-  Reducer reducer_;
-};
-
 std::string history_to_string(const std::vector<EpochRecord>& h) {
   std::ostringstream s;
   s.precision(9);
@@ -266,13 +236,14 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   std::shared_ptr<LayerStack> model = make_bn_mlp(data.sizes, rng);
   if (rank == 0 && !t.init.empty()) load_checkpoint(t.init, *model, nullptr);
   if (o.sync_bn) model = convert_sync_batchnorm(*model, bn_group);
-  BucketedSync sync(*model, pg);
+  broadcast_buffers(*model, pg);  // DDP broadcasts the parameters; BatchNorm has buffers too
+  DistributedDataParallel ddp(*model, pg);
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(t, model->parameters());
   const RunConfig config = capstone_run_config(o, data.sizes, world);
   if (talk) {
     out << "model: " << model->parameter_count() << " parameters, "
         << (o.sync_bn ? "SyncBatchNorm" : "BatchNorm1d per rank") << ", " << t.optimizer << ", "
-        << sync.describe() << std::endl;
+        << ddp.describe() << std::endl;
   }
 
   // 4. Resume.
@@ -307,7 +278,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
     int64_t correct = 0, samples = 0, step = 0;
     while (std::optional<Batch> batch = loader.next()) {
       if (global_step == o.crash_step && rank == o.crash_rank) std::raise(SIGKILL);
-      const StepResult r = ddp_train_step(*model, *optimizer, sync, *batch);
+      const StepResult r = ddp_train_step(*model, *optimizer, ddp, *batch);
       loss_sum += static_cast<double>(r.loss) * batch->targets.numel();
       correct += r.correct;
       samples += batch->targets.numel();

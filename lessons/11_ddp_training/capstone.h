@@ -10,7 +10,8 @@
 //               [if rank == 0: prepare(); dist.barrier(); dataset = load()]
 //   2. model    make_bn_mlp(seed + rank); --sync-bn: convert_sync_batchnorm on bn_pg
 //               [SyncBatchNorm.convert_sync_batchnorm(model)]
-//   3. DDP      lesson 10's Reducer behind lesson 09's GradientSync seam; rank 0's
+//   3. DDP      lesson 10's DistributedDataParallel, driven through lesson 09's
+//               GradientSync seam by lesson 09's training step; rank 0's
 //               parameters and buffers broadcast [DDP(model)]
 //   4. resume   --resume: rank 0 loads the newest checkpoint, checks the configuration,
 //               broadcasts it (training_checkpoint.h) [torch.load(map_location=...)]
