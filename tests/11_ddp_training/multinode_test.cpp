@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +107,30 @@ TEST(MultiNodeTest, RanksStartedByHandWithTorchrunVariables) {
 
 TEST(MultiNodeTest, RanksStartedByHandWithOpenMpiVariables) {
   run_by_hand("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", 3);
+}
+
+// kill -9 of a rank mid-run (the driver's fault injection): the launcher stops the job
+// within seconds, names the rank and the signal, and exits non-zero.
+TEST(MultiNodeTest, LauncherStopsTheJobAndNamesAKilledRank) {
+  const Programs p = programs();
+  if (!p.found()) GTEST_SKIP() << "build the lesson11 target first: " << p.lesson;
+  const fs::path dir =
+      fs::temp_directory_path() / ("course-l11-killed-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto start = std::chrono::steady_clock::now();
+  const int code =
+      std::system(("timeout -k 5 60 " + p.lesson + " --np 2 --crash-at-step 15" +
+                   program_args((dir / "run").string()) + " > " + (dir / "out").string() + " 2>&1")
+                      .c_str());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string out = slurp(dir / "out");
+  EXPECT_NE(code, 0) << out;
+  EXPECT_NE(out.find("rank 1 was killed by signal 9 (SIGKILL)"), std::string::npos) << out;
+  EXPECT_NE(out.find("epoch-0001.safetensors"), std::string::npos) << "epoch 1's checkpoint\n"
+                                                                   << out;
+  EXPECT_LT(seconds, 30) << out;
+  fs::remove_all(dir);
 }
 
 // Two namespaces, l11<pid>a and l11<pid>b, with 10.211.<k>.1 and .2 on the two ends of a
