@@ -141,6 +141,53 @@ TEST(UnusedParameters, AGradientMarkedReadyTwiceNamesTheParameter) {
   });
 }
 
+// A module whose forward uses `a` and never `b` (an unused head).
+class OneHeadUsed : public Module {
+ public:
+  explicit OneHeadUsed(int rank) {
+    a_ = register_parameter("a", Tensor::from_vector({3}, {1.0f + rank, 2.0f, -0.5f}));
+    b_ = register_parameter("b", Tensor::from_vector({2}, {0.25f, -1.0f}));
+  }
+  Variable forward(const Variable& x) override { return sum(a_ * x); }
+  std::string describe() const override { return "OneHeadUsed"; }
+
+ private:
+  Variable a_, b_;
+};
+
+// Through lesson 09's GradientSync seam (the driver's path): without the option the
+// missing gradient is reported right after backward; with it, DDP's forward walks the
+// graph and the step goes through with b's gradient undefined.
+TEST(UnusedParameters, DdpReportsAfterBackwardOrFindsThemFromForward) {
+  run_ranks(2, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    const Variable x(Tensor::from_vector({3}, {0.5f, 1.5f, 2.0f + ctx.rank}));
+    {
+      OneHeadUsed model(ctx.rank);
+      DistributedDataParallel ddp(model, *group);
+      ddp.prepare_for_backward();
+      model.forward(x).backward();
+      try {
+        ddp.finish_backward();
+        ADD_FAILURE() << "finish_backward accepted a parameter without a gradient";
+      } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find(": b (indices 1)"), std::string::npos) << e.what();
+      }
+    }
+    OneHeadUsed model(ctx.rank);
+    DistributedDataParallel ddp(model, *group, {.find_unused_parameters = true});
+    for (int step = 0; step < 2; ++step) {
+      model.zero_grad();
+      ddp.forward(x).backward();
+      ddp.finish_backward();
+      const auto params = model.named_parameters();
+      EXPECT_FALSE(params[1].second.grad().defined());
+      // d/da sum(a * x) = x, averaged over the ranks: x[2] is 2 + rank, so 2.5 there.
+      EXPECT_EQ(params[0].second.grad().to_vector(), (std::vector<float>{0.5f, 1.5f, 2.5f}));
+    }
+  });
+}
+
 // K micro-batches, K - 1 of them under no_sync, each loss scaled by 1/K, equal one step
 // on the K-times batch in one process; nothing is communicated inside no_sync.
 TEST(NoSync, AccumulatedMicroBatchesEqualOneStepOnTheWholeBatch) {
