@@ -5,7 +5,7 @@
 #                   tests and the docs build (no Doxygen warnings). It tests the reference
 #                   and the given code, never lessons/: safe while you work through the course
 #   make check-stubs  (maintainers, CI) lessons/ is what make_stubs.py generates
-#   make demo       the most advanced finished lesson on the reference code
+#   make demo       the capstone (lesson 11) on the reference code, 2 ranks
 #   make setup      install missing Debian packages
 #   make stubs      regenerate lessons/ stubs from solutions/
 #   make format     clang-format every C++ file
@@ -28,9 +28,9 @@ CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 LESSONS := $(sort $(notdir $(wildcard solutions/[0-9][0-9]_* lessons/[0-9][0-9]_*)))
 LESSON_NUMS := $(foreach l,$(LESSONS),$(shell echo $(l) | cut -c1-2))
-# Until the capstone exists, the demo is the most advanced lesson, with its default flags.
-DEMO_LESSON ?= $(lastword $(LESSON_NUMS))
-DEMO_ARGS ?=
+# The demo is the capstone, lesson 11, on 2 ranks with its default data and epochs.
+DEMO_LESSON ?= 11
+DEMO_ARGS ?= --np 2
 
 .PHONY: setup configure stubs check-stubs test test-reference test-stub-builds demo format \
         clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \

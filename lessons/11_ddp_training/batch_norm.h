@@ -21,12 +21,12 @@
 //   dx_ic = weight_c invstd_c (dy_ic - sum_dy_c / n - (x_ic - mean_c) invstd_c^2 sum_dy_xmu_c / n)
 //
 // SyncBatchNorm (sync_batch_norm.h) computes the same statistics and sums over the rows of
-// every rank: the helpers below are written once and shared.
+// every rank: the functions below are written once and shared.
 //
 // State: parameters "weight", "bias"; buffers "running_mean", "running_var" and
 // "num_batches_tracked" (a float here; torch keeps an int64), as torch names them.
 //
-// What this is not: BatchNorm2d (no spatial dimensions), or a CUDA kernel: the helpers
+// What this is not: BatchNorm2d (no spatial dimensions), or a CUDA kernel: these functions
 // work on CPU tensors. Thread safety: as Module.
 #pragma once
 #include <cstdint>

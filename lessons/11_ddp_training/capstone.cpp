@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "error.h"
 #include "reducer.h"
 #include "sync_batch_norm.h"
+#include "tensor_ops.h"
 #include "training_checkpoint.h"
 
 namespace course {
@@ -31,36 +33,6 @@ std::string fixed(double v, int digits) {
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
   return buf;
 }
-
-// Lesson 10's Reducer behind lesson 09's seam: buckets all-reduced during backward.
-class BucketedSync : public GradientSync {
- public:
-  BucketedSync(Module& model, ProcessGroup& pg)
-      : reducer_((broadcast_parameters(model, pg), broadcast_buffers(model, pg),
-                  model.named_parameters()),
-                 pg) {}
-  void prepare_for_backward() override {
-    reducer_.rebuild_buckets();
-    reducer_.prepare_for_backward({});
-  }
-  void finish_backward() override {
-    if (reducer_.reduction_pending()) {
-      throw ConfigError(
-          "DDP: backward finished with buckets not reduced (a parameter got no "
-          "gradient on this rank)");
-    }
-  }
-  int64_t messages_per_step() const override {
-    return static_cast<int64_t>(reducer_.buckets().size());
-  }
-  std::string describe() const override {
-    return "bucketed DDP (lesson 10's Reducer, " + std::to_string(reducer_.buckets().size()) +
-           " bucket(s))";
-  }
-
- private:
-  Reducer reducer_;
-};
 
 std::string history_to_string(const std::vector<EpochRecord>& h) {
   std::ostringstream s;
@@ -97,7 +69,7 @@ void progress_bar(std::ostream& out, int epoch, int64_t step, int64_t steps) {
 }  // namespace
 
 void add_capstone_flags(CLI::App& app, CapstoneOptions& o) {
-  o.train.epochs = 5;
+  o.train.epochs = 10;
   o.train.hidden = {256, 256};
   o.train.batch_size = 64;
   add_ddp_training_flags(app, o.train);
@@ -109,6 +81,9 @@ void add_capstone_flags(CLI::App& app, CapstoneOptions& o) {
   app.add_flag("--resume", o.resume, "continue from the newest checkpoint in --checkpoint-dir");
   app.add_option("--crash-at-step", o.crash_step,
                  "fault injection: rank --crash-rank kills itself (SIGKILL) before this step");
+  app.add_option("--target", o.target, "final test accuracy the verdict requires (0..1)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--crash-rank", o.crash_rank, "the rank --crash-at-step kills")
       ->capture_default_str();
 }
@@ -127,6 +102,33 @@ std::map<std::string, std::string> capstone_run_config(const CapstoneOptions& o,
           {"limit", std::to_string(t.limit)},
           {"optimizer", t.optimizer + " lr " + fixed(t.lr, 6) + " momentum " +
                             fixed(t.momentum, 4) + " wd " + fixed(t.weight_decay, 6)}};
+}
+
+double check_sync_batch_norm(ProcessGroup& bn_group) {
+  constexpr int64_t kChannels = 6;
+  const int world = bn_group.size(), rank = bn_group.rank();
+  const int64_t total = 2 * world + world * (world - 1) / 2,
+                begin = 2 * rank + rank * (rank - 1) / 2;
+  const int64_t mine = 2 + rank;
+  std::vector<float> x(static_cast<size_t>(total * kChannels)), g(x.size());
+  for (size_t k = 0; k < x.size(); ++k) {
+    x[k] = static_cast<float>(std::sin(0.9 * k) * (1 + k % kChannels) + 0.1 * (k % kChannels));
+    g[k] = static_cast<float>(std::cos(0.4 * k));
+  }
+  const Tensor x_all = Tensor::from_vector({total, kChannels}, x);
+  const Tensor g_all = Tensor::from_vector({total, kChannels}, g);
+  SyncBatchNorm sync(kChannels, bn_group);
+  BatchNorm1d oracle(kChannels);
+  Variable x_mine(x_all.rows(begin, mine).clone(), true), x_full(x_all, true);
+  const Variable y_mine = sync.forward(x_mine), y_full = oracle.forward(x_full);
+  y_mine.backward(g_all.rows(begin, mine).clone());
+  y_full.backward(g_all);
+  std::vector<float> worst{max_abs_diff(y_mine.data(), y_full.data().rows(begin, mine).clone()),
+                           max_abs_diff(x_mine.grad(), x_full.grad().rows(begin, mine).clone())};
+  worst[0] = std::max(worst[0], worst[1]);
+  worst.resize(1);
+  bn_group.all_reduce(worst, ReduceOp::MAX);
+  return worst[0];
 }
 
 void broadcast_buffers(Module& model, ProcessGroup& pg) {
@@ -213,6 +215,14 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   const bool bar = talk && ::isatty(STDOUT_FILENO);
   const DdpTrainingOptions& t = o.train;
 
+  // 0. SyncBatchNorm against BatchNorm1d, before anything is loaded.
+  const double bn_difference = check_sync_batch_norm(bn_group);
+  if (talk) {
+    out << "SyncBatchNorm: " << world << " rank(s) with 2, 3, ... rows vs BatchNorm1d on all "
+        << "rows: largest difference " << bn_difference << " (tolerance " << kSyncBatchNormTolerance
+        << ")" << std::endl;
+  }
+
   // 1. Data: rank 0 prepares, the others wait at the barrier, then everyone reads.
   const DdpData data = prepare_data_cached(t, o.run_dir + "/prepared-data.safetensors", pg);
   if (talk) {
@@ -226,13 +236,14 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   std::shared_ptr<LayerStack> model = make_bn_mlp(data.sizes, rng);
   if (rank == 0 && !t.init.empty()) load_checkpoint(t.init, *model, nullptr);
   if (o.sync_bn) model = convert_sync_batchnorm(*model, bn_group);
-  BucketedSync sync(*model, pg);
+  broadcast_buffers(*model, pg);  // DDP broadcasts the parameters; BatchNorm has buffers too
+  DistributedDataParallel ddp(*model, pg);
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(t, model->parameters());
   const RunConfig config = capstone_run_config(o, data.sizes, world);
   if (talk) {
     out << "model: " << model->parameter_count() << " parameters, "
         << (o.sync_bn ? "SyncBatchNorm" : "BatchNorm1d per rank") << ", " << t.optimizer << ", "
-        << sync.describe() << std::endl;
+        << ddp.describe() << std::endl;
   }
 
   // 4. Resume.
@@ -267,7 +278,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
     int64_t correct = 0, samples = 0, step = 0;
     while (std::optional<Batch> batch = loader.next()) {
       if (global_step == o.crash_step && rank == o.crash_rank) std::raise(SIGKILL);
-      const StepResult r = ddp_train_step(*model, *optimizer, sync, *batch);
+      const StepResult r = ddp_train_step(*model, *optimizer, ddp, *batch);
       loss_sum += static_cast<double>(r.loss) * batch->targets.numel();
       correct += r.correct;
       samples += batch->targets.numel();
@@ -326,11 +337,14 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
                               std::to_string(t.epochs) + " epoch(s) on " + std::to_string(world) +
                               " rank(s); checkpoints in " + o.checkpoints() + ", curves in " +
                               o.run_dir + "/curves.svg";
-  if (!differs.empty()) {
+  if (!(bn_difference <= kSyncBatchNormTolerance)) {
+    result.verdict = Verdict::fail("SyncBatchNorm differs from BatchNorm1d on all ranks' rows by " +
+                                   std::to_string(bn_difference));
+  } else if (!differs.empty()) {
     result.verdict = Verdict::fail(differs);
-  } else if (shared[0] < kCapstoneTarget) {
+  } else if (shared[0] < o.target) {
     result.verdict =
-        Verdict::fail("below the target of " + fixed(100 * kCapstoneTarget, 0) + "%: " + summary);
+        Verdict::fail("below the target of " + fixed(100 * o.target, 0) + "%: " + summary);
   } else {
     result.verdict = Verdict::pass(summary);
   }

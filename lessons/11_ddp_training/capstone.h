@@ -10,7 +10,8 @@
 //               [if rank == 0: prepare(); dist.barrier(); dataset = load()]
 //   2. model    make_bn_mlp(seed + rank); --sync-bn: convert_sync_batchnorm on bn_pg
 //               [SyncBatchNorm.convert_sync_batchnorm(model)]
-//   3. DDP      lesson 10's Reducer behind lesson 09's GradientSync seam; rank 0's
+//   3. DDP      lesson 10's DistributedDataParallel, driven through lesson 09's
+//               GradientSync seam by lesson 09's training step; rank 0's
 //               parameters and buffers broadcast [DDP(model)]
 //   4. resume   --resume: rank 0 loads the newest checkpoint, checks the configuration,
 //               broadcasts it (training_checkpoint.h) [torch.load(map_location=...)]
@@ -22,8 +23,9 @@
 //   8. curves   rank 0 writes <run-dir>/curves.csv and curves.svg
 // Only rank 0 prints (a line per epoch, and a progress bar when stdout is a terminal).
 //
-// The verdict: PASS when the final test accuracy reaches kCapstoneTarget and every rank
-// ends with bit-identical parameters and buffers.
+// The verdict: PASS when (1) SyncBatchNorm over the ranks matches BatchNorm1d on all their
+// rows (check_sync_batch_norm, run first), (2) the final test accuracy reaches
+// kCapstoneTarget, and (3) every rank ends with bit-identical parameters and buffers.
 //
 // What this is not: a general trainer (one model family, one data format), nor GPU code:
 // --backend nccl is refused by main.cpp.
@@ -45,6 +47,7 @@ class App;
 namespace course {
 
 constexpr double kCapstoneTarget = 0.88;
+constexpr double kSyncBatchNormTolerance = 1e-4;
 
 struct CapstoneOptions {
   DdpTrainingOptions train;              ///< lesson 09's flags (data, epochs, batch size, lr, ...)
@@ -57,6 +60,7 @@ struct CapstoneOptions {
   /// before global step crash_step (counted from the start of training, epoch by epoch).
   int64_t crash_step = -1;
   int crash_rank = 1;
+  double target = kCapstoneTarget;  ///< the final test accuracy the verdict requires
   std::string checkpoints() const {
     return checkpoint_dir.empty() ? run_dir + "/checkpoints" : checkpoint_dir;
   }
@@ -91,6 +95,11 @@ std::map<std::string, std::string> capstone_run_config(const CapstoneOptions& o,
 /// Step 1: the prepared data set at `cache` (written by rank 0, read by all).
 DdpData prepare_data_cached(const DdpTrainingOptions& o, const std::string& cache,
                             ProcessGroup& pg);
+
+/// The driver's first check, collective on `bn_group`: SyncBatchNorm over every rank's rows
+/// (uneven: rank r holds 2 + r of them) against BatchNorm1d on all rows, one forward and
+/// backward. Returns the largest difference in y and dx over all ranks (the same on every rank).
+double check_sync_batch_norm(ProcessGroup& bn_group);
 
 /// Every rank's buffers become rank 0's (torch's broadcast_buffers).
 void broadcast_buffers(Module& model, ProcessGroup& pg);

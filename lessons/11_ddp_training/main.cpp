@@ -5,6 +5,7 @@
 //   make lesson11 && ./lesson11                       # 2 ranks, tcp, 5 epochs
 //   ./lesson11 --np 4 --sync-bn --backend gloo
 //   ./lesson11 --np 2 --epochs 5 --resume             # continue from the newest checkpoint
+//   ./lesson11 --bench --np 2                         # samples/s against one process
 //   ./launch --nnodes 2 --node-rank 0 --nproc-per-node 1 --master-addr HOST ./lesson11
 //   RANK=0 WORLD_SIZE=2 MASTER_ADDR=HOST MASTER_PORT=29500 ./lesson11   # torchrun's variables
 //
@@ -15,6 +16,7 @@
 #include <iostream>
 
 #include "capstone.h"
+#include "capstone_bench.h"
 #include "driver.h"
 #include "error.h"
 #include "full_mesh.h"
@@ -25,6 +27,7 @@
 namespace {
 
 course::CapstoneOptions g_options;
+course::CapstoneBenchOptions g_bench;
 
 std::unique_ptr<course::ProcessGroup> make_group(course::DriverContext& ctx,
                                                  const std::string& name) {
@@ -49,6 +52,9 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   if (ctx.rank() == 0) {
     std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s)" << std::endl;
   }
+  if (ctx.args().bench) {
+    return course::run_capstone_bench(g_options, g_bench, *pg, *bn_group, std::cout);
+  }
   return course::run_capstone(g_options, *pg, *bn_group, std::cout).verdict;
 }
 
@@ -61,7 +67,13 @@ int main(int argc, char** argv) {
   config.default_np = 2;
   config.backends = course::available_backends();
   config.backends.push_back("nccl");
+  config.has_bench = true;
   return course::run_driver(
-      argc, argv, config, [](CLI::App& app) { course::add_capstone_flags(app, g_options); },
+      argc, argv, config,
+      [](CLI::App& app) {
+        course::add_capstone_flags(app, g_options);
+        app.add_option("--bench-steps", g_bench.steps, "timed steps per phase of --bench")
+            ->capture_default_str();
+      },
       run_rank);
 }

@@ -14,19 +14,17 @@ BatchNormStats sync_batch_norm_gather_stats(const std::vector<float>& gathered, 
     throw ConfigError("sync_batch_norm_gather_stats: " + std::to_string(gathered.size()) +
                       " floats are not whole blocks of 2 * " + std::to_string(channels) + " + 1");
   }
-  const size_t world = gathered.size() / block;
   BatchNormStats global;
   global.mean.assign(c, 0.0f);
   global.invstd.assign(c, 0.0f);
-  // TODO(lesson11): total count; per channel the count-weighted mean, then the variance as the
+  // TODO(lesson11): count, mean, var = sum n_r (var_r + (mean_r - mean)^2) / n (header, step 3)
   COURSE_TODO();
   return global;
 }
 
 std::vector<Tensor> SyncBatchNormBackward::apply(const Tensor& grad_output) {
-  const size_t c = stats.mean.size();
   std::vector<Tensor> grads(3);
-  // TODO(lesson11): local sums against the global mean; all-reduce them (one message of 2C
+  // TODO(lesson11): local sums, one all-reduce of 2C floats, dx; dweight, dbias (header, BACKWARD)
   COURSE_TODO();
   return grads;
 }

@@ -14,12 +14,11 @@ BatchNormStats sync_batch_norm_gather_stats(const std::vector<float>& gathered, 
     throw ConfigError("sync_batch_norm_gather_stats: " + std::to_string(gathered.size()) +
                       " floats are not whole blocks of 2 * " + std::to_string(channels) + " + 1");
   }
-  const size_t world = gathered.size() / block;
   BatchNormStats global;
   global.mean.assign(c, 0.0f);
   global.invstd.assign(c, 0.0f);
-  // BEGIN SOLUTION: total count; per channel the count-weighted mean, then the variance as the
-  // mean of (var_r + (mean_r - mean)^2) weighted by n_r, skipping ranks without rows
+  // BEGIN SOLUTION: count, mean, var = sum n_r (var_r + (mean_r - mean)^2) / n (header, step 3)
+  const size_t world = gathered.size() / block;
   double n = 0;
   for (size_t r = 0; r < world; ++r) n += gathered[r * block + 2 * c];
   global.count = static_cast<int64_t>(n);
@@ -47,10 +46,9 @@ BatchNormStats sync_batch_norm_gather_stats(const std::vector<float>& gathered, 
 }
 
 std::vector<Tensor> SyncBatchNormBackward::apply(const Tensor& grad_output) {
-  const size_t c = stats.mean.size();
   std::vector<Tensor> grads(3);
-  // BEGIN SOLUTION: local sums against the global mean; all-reduce them (one message of 2C
-  // floats); dx from the global sums; dweight and dbias from the local ones
+  // BEGIN SOLUTION: local sums, one all-reduce of 2C floats, dx; dweight, dbias (header, BACKWARD)
+  const size_t c = stats.mean.size();
   const BatchNormGradSums local = batch_norm_backward_reduce(grad_output, x, stats);
   std::vector<float> message(local.sum_dy);
   message.insert(message.end(), local.sum_dy_xmu.begin(), local.sum_dy_xmu.end());

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -126,6 +127,39 @@ TEST(DistributedEvalTest, EqualsOneProcessForASetThatDoesNotDivide) {
     EXPECT_EQ(got.accuracy, want.accuracy) << "the padding counted twice?";
     EXPECT_NEAR(got.loss, want.loss, 1e-5 * (1 + want.loss));
   });
+}
+
+// Rank 0's checkpoint reaches every rank: names, shapes and metadata in one message, then
+// each tensor, one of them 24 MiB (far above the socket buffers), under a short timeout.
+TEST(CapstoneTest, CheckpointBroadcastCarriesTensMiBToEveryRank) {
+  constexpr int64_t kBig = int64_t{6} << 20;  // floats
+  run_ranks(3,
+            [](RankContext& ctx) {
+              auto pg = make_group("tcp", ctx, "ddp");
+              NamedTensors tensors;
+              std::map<std::string, std::string> meta;
+              if (ctx.rank == 0) {
+                std::vector<float> big(static_cast<size_t>(kBig));
+                for (size_t k = 0; k < big.size(); ++k)
+                  big[k] = static_cast<float>(k % 9973) - 17.5f;
+                tensors = {
+                    {"0.weight", Tensor::from_vector({kBig / 1024, 1024}, big)},
+                    {"optimizer.0.momentum_buffer", Tensor::from_vector({3}, {1.5f, -2, 4})}};
+                meta = {{"epoch", "7"}, {"config.world_size", "3"}};
+              }
+              broadcast_named_tensors(tensors, meta, *pg, 0);
+              ASSERT_EQ(tensors.size(), 2u);
+              EXPECT_EQ(tensors[0].first, "0.weight");
+              EXPECT_EQ(tensors[0].second.shape(), (Shape{kBig / 1024, 1024}));
+              const std::vector<float> got = tensors[0].second.to_vector();
+              for (size_t k = 0; k < got.size(); k += 4099) {
+                ASSERT_EQ(got[k], static_cast<float>(k % 9973) - 17.5f) << k;
+              }
+              EXPECT_EQ(tensors[1].second.to_vector(), (std::vector<float>{1.5f, -2, 4}));
+              EXPECT_EQ(meta.at("epoch"), "7");
+              EXPECT_EQ(meta.at("config.world_size"), "3");
+            },
+            {.timeout = std::chrono::seconds(20)});
 }
 
 TEST(CapstoneTest, ResumeIsBitIdenticalToAnUninterruptedRun) {

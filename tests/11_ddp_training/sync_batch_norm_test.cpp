@@ -192,7 +192,7 @@ float ddp_versus_one_process(RankContext& ctx, bool sync_bn) {
   std::shared_ptr<LayerStack> model = make_bn_mlp({kIn, 10, 8, kClasses}, rng);
   if (sync_bn) model = convert_sync_batchnorm(*model, *bn_group);
   auto oracle = make_bn_mlp({kIn, 10, 8, kClasses}, oracle_rng);
-  DistributedDataParallel ddp(model, *pg, {.first_bucket_bytes = 256, .bucket_cap_bytes = 512});
+  DistributedDataParallel ddp(*model, *pg, {.first_bucket_bytes = 256, .bucket_cap_bytes = 512});
   Sgd opt(model->parameters(), {.lr = 0.1f, .momentum = 0.9f});
   Sgd oracle_opt(oracle->parameters(), {.lr = 0.1f, .momentum = 0.9f});
   const int64_t rows = kPerRank * ctx.world;
