@@ -1,4 +1,4 @@
-// driver.h: what every ./lessonNN does, written once (COURSE.md, "Every ./lessonNN driver").
+// driver.h: what every ./lessonNN does, written once (docs/maintainers.md).
 //
 //   int main(int argc, char** argv) {
 //     course::DriverConfig config{.name = "lesson01", .title = "ranks and the full mesh"};

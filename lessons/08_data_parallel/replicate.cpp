@@ -41,7 +41,7 @@ void replicate(const Module& master, const std::vector<std::shared_ptr<Module>>&
     check_same_structure(master, *replicas[k], k);
   }
   const std::vector<Variable> params = master.parameters();
-  const NamedTensors buffers = master.named_buffers();
+  [[maybe_unused]] const NamedTensors buffers = master.named_buffers();
   // Replica 0 takes the master's tensors, the others clones; clear their grads; copy buffers.
   // TODO(lesson08): set_data(master's tensor or a clone), zero_grad, copy_ the buffers
   COURSE_TODO();

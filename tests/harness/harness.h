@@ -63,8 +63,7 @@ struct RankOutcome {
   std::string message;
 };
 /// Like run_ranks but returns each rank's outcome instead of failing the test.
-std::vector<RankOutcome> run_ranks_collect(int world,
-                                           const std::function<void(RankContext&)>& body,
+std::vector<RankOutcome> run_ranks_collect(int world, const std::function<void(RankContext&)>& body,
                                            const RanksOptions& options = {});
 
 }  // namespace course::test
