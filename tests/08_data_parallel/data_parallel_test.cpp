@@ -367,7 +367,7 @@ TEST(DataParallel, AStubOnAWorkerPassesThroughAsNotImplemented) {
     run_on_devices(pool, tasks, "forward");
     FAIL() << "expected the NotImplementedError";
   } catch (const NotImplementedError& e) {
-    EXPECT_EQ(e.file(), "lessons/07_training/linear.cpp");
+    if (e.file() != "lessons/07_training/linear.cpp") throw;  // a stub of lesson 08: its TODO
     EXPECT_EQ(e.line(), 31);
   }
 }
