@@ -84,7 +84,8 @@ class DistributedDataParallel : public GradientSync {
   bool require_sync_ = true;
 };
 
-/// Every rank's parameters become rank 0's (one broadcast per parameter, in order).
+/// Every rank's parameters and buffers become rank 0's (one broadcast per tensor: the
+/// parameters in order, then the buffers), as torch's DDP does at construction.
 void broadcast_parameters(Module& module, ProcessGroup& group);
 
 }  // namespace course

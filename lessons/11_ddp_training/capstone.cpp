@@ -236,8 +236,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   std::shared_ptr<LayerStack> model = make_bn_mlp(data.sizes, rng);
   if (rank == 0 && !t.init.empty()) load_checkpoint(t.init, *model, nullptr);
   if (o.sync_bn) model = convert_sync_batchnorm(*model, bn_group);
-  broadcast_buffers(*model, pg);  // DDP broadcasts the parameters; BatchNorm has buffers too
-  DistributedDataParallel ddp(*model, pg);
+  DistributedDataParallel ddp(*model, pg);  // rank 0's parameters and buffers everywhere
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(t, model->parameters());
   const RunConfig config = capstone_run_config(o, data.sizes, world);
   if (talk) {
