@@ -24,7 +24,7 @@ namespace course {
 
 /// What the launcher observed of one rank, in the terms the diagnosis needs.
 struct RankObservation {
-  int rank = -1;
+  int rank = -1;                  ///< the rank this is about
   bool failed = false;            ///< non-zero exit or a signal, on its own (not stopped by us)
   bool ended_on_its_own = false;  ///< exited before the launcher stopped it
   bool stopped = false;           ///< was in state T (SIGSTOP, debugger) when the job stopped
