@@ -202,4 +202,42 @@ int find_free_port(const std::string& host) {
   return Listener(host, 0).port();
 }
 
+PortReservation::PortReservation(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), "0", &hints, &found);
+  if (rc != 0) throw ConfigError("cannot reserve a port on '" + host + "': " + ::gai_strerror(rc));
+  int err = 0;
+  for (addrinfo* ai = found; ai != nullptr && fd_ < 0; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+      fd_ = fd;
+    } else {
+      err = errno;
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd_ < 0) {
+    errno = err;
+    throw_system_error("reserving a port on " + host);
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  COURSE_CHECK_SYS(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len),
+                   "getsockname() of a port reservation");
+  port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+}
+
+PortReservation::~PortReservation() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 }  // namespace course

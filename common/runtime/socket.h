@@ -143,6 +143,24 @@ class Listener {
 /// it before you bind it; the launcher uses it for MASTER_PORT.
 int find_free_port(const std::string& host = "127.0.0.1");
 
+/// A port kept for a server that another process binds later (the test harness's rank 0):
+/// bound with SO_REUSEADDR but never listening, so the kernel gives it to nobody else, not
+/// even as a client's ephemeral port, while a Listener (also SO_REUSEADDR) may still bind
+/// and listen on it. Unlike find_free_port, no other process can take the port between the
+/// choice and the bind. Released on destruction. host: an address of this machine.
+class PortReservation {
+ public:
+  explicit PortReservation(const std::string& host = "127.0.0.1");
+  ~PortReservation();
+  PortReservation(const PortReservation&) = delete;
+  PortReservation& operator=(const PortReservation&) = delete;
+  int port() const { return port_; }  ///< the port held
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 /// This machine's host name.
 std::string host_name();
 

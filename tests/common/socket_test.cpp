@@ -5,7 +5,10 @@
 // Run alone: ./build/<dir>/tests/common/test_common --gtest_filter='Socket*'
 #include "socket.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <thread>
@@ -132,6 +135,23 @@ TEST(Socket, SendingToAClosedPeerThrowsInsteadOfSigpipe) {
         }
       },
       PeerClosedError);
+}
+
+TEST(Socket, APortReservationIsOnlyForTheListenerThatBindsIt) {
+  const PortReservation reserved("127.0.0.1");
+  ASSERT_GT(reserved.port(), 0);
+  Listener listener("127.0.0.1", reserved.port());  // the server still binds and listens
+  ASSERT_EQ(listener.port(), reserved.port());
+  // No client is handed the reserved port as its own ephemeral port.
+  for (int i = 0; i < 200; ++i) {
+    Socket client = Socket::connect("127.0.0.1", listener.port());
+    sockaddr_in local{};
+    socklen_t len = sizeof(local);
+    ASSERT_EQ(::getsockname(client.fd(), reinterpret_cast<sockaddr*>(&local), &len), 0);
+    EXPECT_NE(ntohs(local.sin_port), reserved.port());
+    client.send_all("x", 1);
+    Socket served = listener.accept();
+  }
 }
 
 TEST(Socket, RecvTimesOutWithTimeoutError) {

@@ -164,7 +164,10 @@ Run run(int world, const std::function<void(RankContext&)>& body, const RanksOpt
   Run run;
   run.ranks.resize(world);
   const std::string token = "test-" + random_job_token();
-  const int port = find_free_port("127.0.0.1");
+  // Held until every rank is reaped: no other test's client can be handed this port as
+  // its ephemeral port before rank 0 binds it.
+  const PortReservation reserved("127.0.0.1");
+  const int port = reserved.port();
   int release[2];
   COURSE_CHECK_SYS(::pipe2(release, O_CLOEXEC), "pipe2() for the harness");
   // One slot per rank, shared with the forks: each rank publishes what it is blocked in,
