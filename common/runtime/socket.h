@@ -150,8 +150,9 @@ int find_free_port(const std::string& host = "127.0.0.1");
 /// choice and the bind. Released on destruction. host: an address of this machine.
 class PortReservation {
  public:
+  /// Binds a free port on host (SO_REUSEADDR, no listen) and holds it.
   explicit PortReservation(const std::string& host = "127.0.0.1");
-  ~PortReservation();
+  ~PortReservation();  ///< releases the port
   PortReservation(const PortReservation&) = delete;
   PortReservation& operator=(const PortReservation&) = delete;
   int port() const { return port_; }  ///< the port held
