@@ -1,0 +1,174 @@
+// Tests of the collective monitor (common/runtime/collective_monitor.h): on 4 forked ranks,
+// each rank "runs" collectives by entering them in the monitor, then fails one the way a
+// socket would (a TimeoutError), and checks what its error says.
+#include "collective_monitor.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "error.h"
+#include "harness.h"
+
+namespace course {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RankContext;
+
+constexpr int kWorld = 4;
+
+// A monitor of the test's own, on a second store connection, with a short grace.
+std::unique_ptr<CollectiveMonitor> make_monitor(RankContext& ctx, const std::string& group,
+                                                bool record_entries = false) {
+  return std::make_unique<CollectiveMonitor>(ctx.store().connect_another(), group, ctx.rank,
+                                             ctx.world, 1500ms, record_entries);
+}
+
+// Collective `seq` (`op`) fails on this rank with a TimeoutError; returns the message the
+// monitor rethrows (it must stay a TimeoutError).
+std::string fail_collective(CollectiveMonitor& monitor, uint64_t seq, const std::string& op,
+                            const std::string& error) {
+  try {
+    try {
+      throw TimeoutError(error);
+    } catch (...) {
+      monitor.rethrow_with_report(seq, op);
+    }
+  } catch (const TimeoutError& e) {
+    return e.detail();
+  }
+  ADD_FAILURE() << "the monitor changed the error's type";
+  return "";
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(CollectiveMonitor, NamesTheRankThatStoppedEnteringCollectives) {
+  test::run_ranks(kWorld, [](RankContext& ctx) {
+    auto monitor = make_monitor(ctx, "stopped");
+    // Every rank runs collectives 1 and 2; rank 2 then stops (as if frozen) while the others
+    // enter collective 3 and fail in it, each waiting for rank 2 in its own way.
+    monitor->enter("broadcast");
+    monitor->enter("all_reduce");
+    if (ctx.rank == 2) {
+      std::this_thread::sleep_for(2500ms);  // silent past the others' grace
+    } else {
+      const uint64_t k = monitor->enter("all_reduce");
+      EXPECT_EQ(k, 3u);
+      const std::string message = fail_collective(
+          *monitor, k, "all_reduce", "timed out after 1 s waiting for 64 bytes from rank 1");
+      EXPECT_TRUE(has(message, "collective monitor: collective 3 (all_reduce) failed here"))
+          << message;
+      EXPECT_TRUE(has(message, "rank 2 has not reached it")) << message;
+      for (int r : {0, 1, 3}) {
+        if (r != ctx.rank) {
+          EXPECT_FALSE(has(message, "rank " + std::to_string(r) + " has")) << message;
+        }
+      }
+      EXPECT_TRUE(has(message, "The error here: timed out after 1 s")) << message;
+    }
+    store_barrier(ctx.store(), "end", ctx.world);
+  });
+}
+
+TEST(CollectiveMonitor, AllRanksFailingTogetherNameNobody) {
+  test::run_ranks(kWorld, [](RankContext& ctx) {
+    auto monitor = make_monitor(ctx, "together");
+    for (int i = 0; i < 5; ++i) monitor->enter("all_gather");
+    const uint64_t k = monitor->enter("reduce_scatter");
+    const std::string error = "peer rank " + std::to_string((ctx.rank + 1) % ctx.world) +
+                              " closed the connection";
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string message = fail_collective(*monitor, k, "reduce_scatter", error);
+    EXPECT_EQ(message, error);  // unchanged: every rank was there
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1400ms) << "waited for reports it had";
+    store_barrier(ctx.store(), "end", ctx.world);
+  });
+}
+
+TEST(CollectiveMonitor, ReportsRanksThatCalledAnotherCollective) {
+  test::run_ranks(kWorld, [](RankContext& ctx) {
+    auto monitor = make_monitor(ctx, "desync");
+    monitor->enter("all_reduce");
+    // Rank 1 skipped a barrier that the others called: its collective 2 is a broadcast.
+    const std::string op = ctx.rank == 1 ? "broadcast" : "barrier";
+    const uint64_t k = monitor->enter(op);
+    const std::string message = fail_collective(*monitor, k, op, "mismatch");
+    if (ctx.rank == 1) {
+      for (int r : {0, 2, 3}) {
+        EXPECT_TRUE(has(message, "rank " + std::to_string(r) + " called barrier as its " +
+                                     "collective 2"))
+            << message;
+      }
+    } else {
+      EXPECT_TRUE(has(message, "rank 1 called broadcast as its collective 2: the ranks called "
+                               "different collectives"))
+          << message;
+    }
+    store_barrier(ctx.store(), "end", ctx.world);
+  });
+}
+
+TEST(CollectiveMonitor, NamesARankThatFailedAtAnEarlierCollective) {
+  test::run_ranks(kWorld, [](RankContext& ctx) {
+    auto monitor = make_monitor(ctx, "behind");
+    const uint64_t first = monitor->enter("all_reduce");
+    if (ctx.rank == 3) {
+      fail_collective(*monitor, first, "all_reduce", "bad size");
+    } else {
+      const uint64_t k = monitor->enter("all_reduce");
+      const std::string message = fail_collective(*monitor, k, "all_reduce", "closed");
+      EXPECT_TRUE(has(message, "rank 3 had not reached it: it failed at collective 1 "
+                               "(all_reduce)"))
+          << message;
+      EXPECT_FALSE(has(message, "has not reached")) << message;
+    }
+    store_barrier(ctx.store(), "end", ctx.world);
+  });
+}
+
+TEST(CollectiveMonitor, RecordedEntriesSayWhereTheSilentRankStopped) {
+  test::run_ranks(kWorld, [](RankContext& ctx) {
+    auto monitor = make_monitor(ctx, "entries", /*record_entries=*/true);
+    monitor->enter("broadcast");
+    monitor->enter("all_reduce");
+    if (ctx.rank == 1) {
+      std::this_thread::sleep_for(2500ms);  // never enters collective 3
+    } else {
+      const uint64_t k = monitor->enter("all_reduce");
+      if (ctx.rank == 2) {
+        std::this_thread::sleep_for(2500ms);  // entered collective 3, then froze in it
+      } else {
+        const std::string message = fail_collective(*monitor, k, "all_reduce", "timed out");
+        EXPECT_TRUE(has(message, "ranks 1, 2 have not reached it")) << message;
+        EXPECT_TRUE(has(message, "rank 1's last collective was collective 2 (all_reduce)"))
+            << message;
+        EXPECT_TRUE(has(message, "rank 2 entered collective 3 (all_reduce) and never came back"))
+            << message;
+      }
+    }
+    store_barrier(ctx.store(), "end", ctx.world);
+  });
+}
+
+TEST(CollectiveMonitor, OnlyTheFirstFailureIsDiagnosed) {
+  test::run_ranks(2, [](RankContext& ctx) {
+    auto monitor = make_monitor(ctx, "first");
+    const uint64_t k = monitor->enter("barrier");
+    if (ctx.rank == 0) {
+      EXPECT_TRUE(has(fail_collective(*monitor, k, "barrier", "first"), "rank 1 has not"));
+      EXPECT_EQ(fail_collective(*monitor, k, "barrier", "second"), "second");
+    } else {
+      std::this_thread::sleep_for(2000ms);
+    }
+    store_barrier(ctx.store(), "end", ctx.world);
+  });
+}
+
+}  // namespace
+}  // namespace course
