@@ -124,6 +124,7 @@ void GlooProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
   const uint64_t seq = im.enter("all_reduce");
   try {
     im.run_all_reduce(data.data(), data.size(), op, tag);
+    im.left(seq);
   } catch (...) {
     im.failed(seq, "all_reduce");
   }
@@ -138,6 +139,7 @@ WorkPtr GlooProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
       [&im, data, op, tag, seq] {
         try {
           im.run_all_reduce(data.data(), data.size(), op, tag);
+          im.left(seq);
         } catch (...) {
           im.failed(seq, "all_reduce");
         }

@@ -36,8 +36,9 @@ void GlooProcessGroup::broadcast(std::span<float> data, int root) {
   opts.setRoot(root);
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_GLOO_COLLECTIVE(im, seq, "broadcast", gloo::broadcast(opts), "broadcast(" + gloo_count_str(data.size()) + ", root " +
-                                               std::to_string(root) + ")");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "broadcast", gloo::broadcast(opts),
+      "broadcast(" + gloo_count_str(data.size()) + ", root " + std::to_string(root) + ")");
 }
 
 void GlooProcessGroup::scatter(std::span<const float> input, std::span<float> output, int root) {
@@ -67,8 +68,9 @@ void GlooProcessGroup::scatter(std::span<const float> input, std::span<float> ou
   opts.setRoot(root);
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_GLOO_COLLECTIVE(im, seq, "scatter", gloo::scatter(opts), "scatter(" + gloo_count_str(k) + " per rank, root " +
-                                             std::to_string(root) + ")");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "scatter", gloo::scatter(opts),
+      "scatter(" + gloo_count_str(k) + " per rank, root " + std::to_string(root) + ")");
 }
 
 void GlooProcessGroup::gather(std::span<const float> input, std::span<float> output, int root) {
@@ -94,8 +96,9 @@ void GlooProcessGroup::gather(std::span<const float> input, std::span<float> out
   opts.setRoot(root);
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_GLOO_COLLECTIVE(im, seq, "gather", gloo::gather(opts), "gather(" + gloo_count_str(k) + " per rank, root " +
-                                            std::to_string(root) + ")");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "gather", gloo::gather(opts),
+      "gather(" + gloo_count_str(k) + " per rank, root " + std::to_string(root) + ")");
 }
 
 void GlooProcessGroup::barrier() {
@@ -132,9 +135,9 @@ void GlooProcessGroup::reduce(std::span<float> data, ReduceOp op, int root) {
     opts.setReduceFunction(gloo_reduce_function(op));
     opts.setTag(tag);
     opts.setTimeout(im.options.timeout);
-    COURSE_GLOO_COLLECTIVE(im, seq, "reduce", gloo::reduce(opts), "reduce(" + gloo_count_str(data.size()) + ", op " +
-                                              reduce_op_name(op) + ", root " +
-                                              std::to_string(root) + ")");
+    COURSE_GLOO_COLLECTIVE(im, seq, "reduce", gloo::reduce(opts),
+                           "reduce(" + gloo_count_str(data.size()) + ", op " + reduce_op_name(op) +
+                               ", root " + std::to_string(root) + ")");
   }
   if (op == ReduceOp::AVG && im.rank == root)
     scale(data.data(), data.size(), 1.0f / static_cast<float>(im.world));
@@ -164,7 +167,8 @@ void GlooProcessGroup::all_gather(std::span<const float> input, std::span<float>
   opts.setOutput(output.data(), output.size());
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_GLOO_COLLECTIVE(im, seq, "all_gather", gloo::allgather(opts), "all_gather(" + gloo_count_str(k) + " per rank)");
+  COURSE_GLOO_COLLECTIVE(im, seq, "all_gather", gloo::allgather(opts),
+                         "all_gather(" + gloo_count_str(k) + " per rank)");
 }
 
 void GlooProcessGroup::reduce_scatter(std::span<const float> input, std::span<float> output,
@@ -183,6 +187,7 @@ void GlooProcessGroup::reduce_scatter(std::span<const float> input, std::span<fl
   std::vector<float> scratch(input.begin(), input.end());
   try {
     im.run_all_reduce(scratch.data(), scratch.size(), op, tag);
+    im.left(seq);
   } catch (...) {
     im.failed(seq, "reduce_scatter");
   }
@@ -218,8 +223,9 @@ void GlooProcessGroup::all_to_all(std::span<const float> input, std::span<float>
   opts.setOutput(output.data(), output.size());
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_GLOO_COLLECTIVE(im, seq, "all_to_all", gloo::alltoall(opts),
-                    "all_to_all(" + gloo_count_str(input.size() / im.world) + " per rank pair)");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "all_to_all", gloo::alltoall(opts),
+      "all_to_all(" + gloo_count_str(input.size() / im.world) + " per rank pair)");
 }
 
 }  // namespace course

@@ -87,8 +87,10 @@ struct GlooProcessGroup::Impl {
   void run_all_reduce(float* data, size_t n, ReduceOp op, uint32_t tag);
 
   // Counts collective `op` with the monitor (GlooOptions::monitor); 0 without one.
-  uint64_t enter(const char* op) const {
-    return options.monitor ? options.monitor->enter(op) : 0;
+  uint64_t enter(const char* op) const { return options.monitor ? options.monitor->enter(op) : 0; }
+  // Collective `seq` has finished (GlooOptions::monitor).
+  void left(uint64_t seq) const {
+    if (options.monitor) options.monitor->leave(seq);
   }
   // REQUIRES: called from a catch block. Rethrows the error of collective `seq`, with the
   // monitor's diagnosis when there is a monitor (collective_monitor.h).
@@ -101,12 +103,13 @@ struct GlooProcessGroup::Impl {
 /// COURSE_CHECK_GLOO for collective `seq` (from Impl::enter) named `op`: a failure also
 /// goes through the group's monitor.
 #define COURSE_GLOO_COLLECTIVE(im, seq, op, stmt, what) \
-  do {                                                   \
-    try {                                                \
-      COURSE_CHECK_GLOO(stmt, what);                     \
-    } catch (...) {                                      \
-      (im).failed(seq, op);                              \
-    }                                                    \
+  do {                                                  \
+    try {                                               \
+      COURSE_CHECK_GLOO(stmt, what);                    \
+      (im).left(seq);                                   \
+    } catch (...) {                                     \
+      (im).failed(seq, op);                             \
+    }                                                   \
   } while (0)
 
 }  // namespace course

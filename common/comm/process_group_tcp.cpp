@@ -74,6 +74,7 @@ std::function<void()> TcpProcessGroup::monitored(const char* entry, std::functio
   return [this, entry, seq, call = std::move(call)] {
     try {
       call();
+      monitor_->leave(seq);
     } catch (...) {
       // Abort first, so that the peers fail now and report while this rank waits for
       // their reports (the monitor's grace), instead of after it.

@@ -4,8 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <sstream>
+#include <thread>
 #include <vector>
 
+#include "activity.h"
 #include "error.h"
 
 namespace course {
@@ -15,25 +18,98 @@ namespace {
 /// must not stall the diagnosis much past its grace.
 constexpr Millis kMonitorStoreIo{3000};
 
+// ---- the agent: one thread per (store, rank), answering alarms ---------------------------
+//
+// Alarm g: "monitor/alarm/<g>" (g from the counter "monitor/alarms"); answer of rank r:
+// "monitor/state/<g>/<r>", one state_line() per monitor of that rank.
+
+struct Agent {
+  int rank = -1;
+  std::unique_ptr<StoreClient> store;
+  std::vector<const CollectiveMonitor*> monitors;  // guarded by g_agents_mu
+};
+
+// Never destroyed: an agent's thread may outlive main() (it ends when the store goes).
+std::mutex g_agents_mu;
+std::map<std::string, Agent*>* g_agents = new std::map<std::string, Agent*>;
+
+void agent_loop(Agent* agent) {
+  activity_ignore_this_thread();  // its wait is by design, not what the rank is stuck in
+  for (uint64_t g = 1;; ++g) {
+    try {
+      agent->store->get("monitor/alarm/" + std::to_string(g), Millis::max());
+      std::string state;
+      {
+        std::lock_guard<std::mutex> lock(g_agents_mu);
+        for (const CollectiveMonitor* m : agent->monitors) state += m->state_line() + "\n";
+      }
+      agent->store->set("monitor/state/" + std::to_string(g) + "/" + std::to_string(agent->rank),
+                        state);
+    } catch (...) {
+      return;  // the store is gone: the job is ending
+    }
+  }
+}
+
+void agent_attach(const CollectiveMonitor* monitor, StoreClient& store, int rank) {
+  std::lock_guard<std::mutex> lock(g_agents_mu);
+  Agent*& agent = (*g_agents)[store.endpoint()];
+  if (agent == nullptr) {
+    agent = new Agent;
+    agent->rank = rank;
+    agent->store = store.connect_another();
+    std::thread(agent_loop, agent).detach();
+  }
+  agent->monitors.push_back(monitor);
+}
+
+void agent_detach(const CollectiveMonitor* monitor) {
+  std::lock_guard<std::mutex> lock(g_agents_mu);
+  for (auto& [endpoint, agent] : *g_agents) {
+    std::erase(agent->monitors, monitor);
+  }
+}
+
+// ---- reading the answers ----------------------------------------------------------------
+
+struct GroupPosition {
+  uint64_t entered = 0, left = 0;
+  std::string op;
+};
+
+std::map<std::string, GroupPosition> parse_state(const std::string& state) {
+  std::map<std::string, GroupPosition> out;
+  std::istringstream lines(state);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string group;
+    GroupPosition p;
+    if (std::getline(fields, group, '\t') && fields >> p.entered >> p.left) {
+      fields >> std::ws;
+      std::getline(fields, p.op);
+      out[group] = p;
+    }
+  }
+  return out;
+}
+
 std::string join_ranks(const std::vector<int>& ranks) {
   std::string out;
   for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
   return (ranks.size() == 1 ? "rank " : "ranks ") + out;
 }
 
-/// "57 all_reduce" -> {57, "all_reduce"}; {0, ""} when malformed.
-std::pair<uint64_t, std::string> parse_report(const std::string& value) {
-  const size_t space = value.find(' ');
-  if (space == std::string::npos) return {0, ""};
-  try {
-    return {std::stoull(value.substr(0, space)), value.substr(space + 1)};
-  } catch (const std::exception&) {
-    return {0, ""};
-  }
-}
-
 std::string collective_name(uint64_t seq, const std::string& op) {
   return "collective " + std::to_string(seq) + " (" + op + ")";
+}
+
+/// "stuck in collective 12 (all_reduce) of group tcp/pg", or "outside the collectives".
+std::string where_is(const std::map<std::string, GroupPosition>& groups) {
+  for (const auto& [group, p] : groups) {
+    if (p.entered > p.left) return "in " + collective_name(p.entered, p.op) + " of group " + group;
+  }
+  return "outside the collectives";
 }
 
 /// Throws an error of the in-flight exception's course type with `message`.
@@ -50,8 +126,6 @@ std::string collective_name(uint64_t seq, const std::string& op) {
     throw ProtocolError(message);
   } catch (const ConfigError&) {
     throw ConfigError(message);
-  } catch (const SystemError&) {
-    throw SystemError(message);
   } catch (const std::exception&) {
     throw SystemError(message);
   }
@@ -72,12 +146,18 @@ CollectiveMonitor::CollectiveMonitor(std::unique_ptr<StoreClient> store, std::st
       world_(world),
       grace_(grace),
       record_entries_(record_entries) {
-  if (store_) store_->set_io_timeout(kMonitorStoreIo);
+  if (!store_) return;
+  store_->set_io_timeout(kMonitorStoreIo);
+  if (world_ > 1) agent_attach(this, *store_, rank_);
+}
+
+CollectiveMonitor::~CollectiveMonitor() {
+  agent_detach(this);
 }
 
 std::unique_ptr<CollectiveMonitor> CollectiveMonitor::for_group(StoreClient& store,
-                                                                const std::string& group,
-                                                                int rank, int world) {
+                                                                const std::string& group, int rank,
+                                                                int world) {
   return std::make_unique<CollectiveMonitor>(store.connect_another(), group, rank, world,
                                              kCollectiveMonitorGrace, debug_desync_enabled());
 }
@@ -87,7 +167,13 @@ std::string CollectiveMonitor::key(const char* kind, int rank) const {
 }
 
 uint64_t CollectiveMonitor::enter(const std::string& op) {
-  const uint64_t seq = entered_.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(op_mu_);
+    seq = entered_.load(std::memory_order_relaxed) + 1;
+    entered_.store(seq, std::memory_order_relaxed);
+    last_op_ = op;
+  }
   if (record_entries_ && store_) {
     std::lock_guard<std::mutex> lock(store_mu_);
     try {
@@ -99,22 +185,35 @@ uint64_t CollectiveMonitor::enter(const std::string& op) {
   return seq;
 }
 
+void CollectiveMonitor::leave(uint64_t seq) {
+  uint64_t left = left_.load(std::memory_order_relaxed);
+  while (left < seq && !left_.compare_exchange_weak(left, seq)) {
+  }
+}
+
+std::string CollectiveMonitor::state_line() const {
+  std::lock_guard<std::mutex> lock(op_mu_);
+  return group_ + "\t" + std::to_string(entered_.load()) + "\t" + std::to_string(left_.load()) +
+         "\t" + last_op_;
+}
+
 std::string CollectiveMonitor::report_failure(uint64_t seq, const std::string& op,
                                               const std::string& error) {
   if (!store_ || world_ <= 1) return "";
   using Clock = std::chrono::steady_clock;
-  const std::string here = collective_name(seq, op);
+  const std::string here = collective_name(seq, op) + " of group " + group_;
   std::lock_guard<std::mutex> lock(store_mu_);
-  std::map<int, std::pair<uint64_t, std::string>> reports;  // rank -> its failed collective
+  std::map<int, std::map<std::string, GroupPosition>> answers;
   std::vector<int> silent;
   try {
-    store_->set(key("failed", rank_), std::to_string(seq) + " " + op);
+    const std::string g = std::to_string(store_->add("monitor/alarms", 1));
+    store_->set("monitor/alarm/" + g, std::to_string(rank_));
     const auto end = Clock::now() + grace_;
     for (int r = 0; r < world_; ++r) {
       if (r == rank_) continue;
       const Millis left = std::max(Millis(0), std::chrono::ceil<Millis>(end - Clock::now()));
       try {
-        reports[r] = parse_report(store_->get(key("failed", r), left));
+        answers[r] = parse_state(store_->get("monitor/state/" + g + "/" + std::to_string(r), left));
       } catch (const TimeoutError&) {
         silent.push_back(r);
       }
@@ -126,51 +225,49 @@ std::string CollectiveMonitor::report_failure(uint64_t seq, const std::string& o
            "here: " + error;
   }
 
-  std::vector<int> behind, desync, same;
-  for (const auto& [r, report] : reports) {
-    if (report.first < seq) {
-      behind.push_back(r);
-    } else if (report.first == seq && report.second != op) {
-      desync.push_back(r);
-    } else {
-      same.push_back(r);
+  std::string named, notes;
+  for (const auto& [r, groups] : answers) {
+    const std::string who = "rank " + std::to_string(r);
+    const auto it = groups.find(group_);
+    if (it == groups.end()) {
+      named += "; " + who + " had not reached it: it has no such group (not made yet, or gone)";
+      continue;
+    }
+    const GroupPosition& p = it->second;
+    if (p.entered < seq) {
+      named += "; " + who + " had not reached it: its last collective of this group is " +
+               collective_name(p.entered, p.op) + (p.left < p.entered ? ", unfinished" : "") +
+               ", and it is " + where_is(groups);
+    } else if (p.entered == seq && p.op != op) {
+      named += "; " + who + " called " + p.op + " as its collective " + std::to_string(seq) +
+               ": the ranks called different collectives (every rank must call the same "
+               "collectives in the same order)";
+    } else if (p.left >= seq) {
+      notes += "; " + who + " had passed it and is " + where_is(groups);
     }
   }
-  if (silent.empty() && behind.empty() && desync.empty()) return "";
+  if (silent.empty() && named.empty()) return "";
 
   std::string out = "collective monitor: " + here + " failed here";
   if (!silent.empty()) {
-    out += "; " + join_ranks(silent) + (silent.size() == 1 ? " has" : " have") +
-           " not reached it or " + (silent.size() == 1 ? "is" : "are") +
-           " stuck in it: no report within " + std::to_string(grace_.count()) +
-           " ms (stopped, busy outside the collectives, or dead)";
+    out += "; " + join_ranks(silent) + (silent.size() == 1 ? " is" : " are") +
+           " frozen or dead: no answer within " + std::to_string(grace_.count()) +
+           " ms (stopped by SIGSTOP or a debugger, or its process is gone)";
     if (record_entries_) {
       for (int r : silent) {
         try {
-          const Millis none(0);
-          const auto [k, what] = parse_report(store_->get(key("entered", r), none));
-          out += k == seq ? "; rank " + std::to_string(r) + " entered " +
-                                collective_name(k, what) + " and never came back"
-                          : "; rank " + std::to_string(r) + "'s last collective was " +
-                                collective_name(k, what);
+          const std::string entered = store_->get(key("entered", r), Millis(0));
+          const size_t space = entered.find(' ');
+          out += "; rank " + std::to_string(r) + " had entered collective " +
+                 entered.substr(0, space) + " (" +
+                 (space == std::string::npos ? "" : entered.substr(space + 1)) + ")";
         } catch (const Error&) {
-          out += "; rank " + std::to_string(r) + " entered no collective";
+          out += "; rank " + std::to_string(r) + " had entered no collective of this group";
         }
       }
     }
   }
-  for (int r : behind) {
-    out += "; rank " + std::to_string(r) + " had not reached it: it failed at " +
-           collective_name(reports[r].first, reports[r].second);
-  }
-  for (int r : desync) {
-    out += "; rank " + std::to_string(r) + " called " + reports[r].second +
-           " as its collective " + std::to_string(seq) +
-           ": the ranks called different collectives (every rank must call the same "
-           "collectives in the same order)";
-  }
-  if (!same.empty()) out += "; " + join_ranks(same) + " failed at the same collective";
-  return out + ". The error here: " + error;
+  return out + named + notes + ". The error here: " + error;
 }
 
 void CollectiveMonitor::rethrow_with_report(uint64_t seq, const std::string& op) {
@@ -178,15 +275,7 @@ void CollectiveMonitor::rethrow_with_report(uint64_t seq, const std::string& op)
   try {
     throw;
   } catch (const NotImplementedError&) {
-    // A TODO: report at once so that the others need not wait for this rank, no diagnosis.
-    if (!diagnosed_.exchange(true) && store_) {
-      std::lock_guard<std::mutex> lock(store_mu_);
-      try {
-        store_->set(key("failed", rank_), std::to_string(seq) + " " + op);
-      } catch (const Error&) {
-      }
-    }
-    throw;
+    throw;  // a TODO: the driver reports it its own way
   } catch (const Error& e) {
     error = e.detail();
   } catch (const std::exception& e) {

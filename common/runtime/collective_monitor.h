@@ -7,26 +7,29 @@
 //
 //   auto monitor = CollectiveMonitor::for_group(store, "pg", rank, world);
 //   const uint64_t k = monitor->enter("all_reduce");   // every collective, in call order
-//   try { ... the collective ... }
+//   try { ... the collective ...; monitor->leave(k); }
 //   catch (...) { monitor->rethrow_with_report(k, "all_reduce"); }
 //
-// Each rank counts its collectives (1, 2, ...); the count is the same on every rank as long
-// as they keep rule 1 of process_group.h. When collective k fails on a rank, it writes
-// "k op" to the store under "monitor/<group>/failed/<rank>", waits up to `grace` (1.5 s)
-// for every other rank's report, then rethrows its error (same type) with a diagnosis in
-// front when there is one:
-//   - a rank that sent no report had not reached collective k, or is stuck in it without
-//     an error of its own (stopped, busy elsewhere, dead): it is named;
-//   - a rank that failed at an earlier collective had not reached k: named, with its k;
-//   - a rank at collective k with another op: the ranks disagree (a desync): both named.
-// When every rank reported the same k and op, nothing is added (no rank is blamed).
-// The diagnosis starts with "collective monitor:" (the launcher prefers it to the
-// consequences, launch_diagnosis.h).
+// Each rank counts its collectives (1, 2, ...) per group, and which it has finished; the
+// count is the same on every rank as long as they keep rule 1 of process_group.h. Every
+// process that has a monitor also runs one AGENT thread, blocked in the store on an alarm
+// key (no polling, no cost while all is well). When collective k of group G fails on a
+// rank, that rank rings the alarm and waits up to `grace` (1.5 s) for every other rank's
+// agent to answer with where each of its groups stands; then it rethrows its error (same
+// type) with a diagnosis in front when there is one:
+//   - a rank that did not answer is frozen (SIGSTOP, a debugger) or dead: it is named;
+//   - a rank whose count in G is below k had not reached collective k: named, with where
+//     it is (alive: busy outside the collectives, or stuck in another group's collective);
+//   - a rank at collective k of G with another op: the ranks disagree (a desync): named;
+//   - ranks that had passed k are mentioned with the collective they are in now.
+// When every rank answered and reached collective k with the same op, nothing is added (no
+// rank is blamed). The diagnosis starts with "collective monitor:" (the launcher prefers
+// it to the consequences, launch_diagnosis.h). A rank idling through a long phase of its
+// own (lesson 05's link measurement) answers, so it is never taken for a frozen one.
 //
 // COURSE_DEBUG_DESYNC=1 also records every entry in the store ("monitor/<group>/entered/
-// <rank>" = "k op"), one store round trip per collective, so that a silent rank's last
-// collective is known ("rank 2 entered collective 57 (all_reduce) and never reported"
-// versus "rank 2's last collective was 56").
+// <rank>" = "k op"), one store round trip per collective, so that even a frozen rank's
+// last collective is known ("rank 2 had entered collective 57 (all_reduce)").
 //
 // The monitor has its own store connection (the rank's main one may be busy on another
 // thread) with a short I/O timeout: if rank 0, which hosts the store, is the frozen one,
@@ -34,8 +37,9 @@
 //
 // What this is not: a watchdog. It acts only when a collective has already failed.
 //
-// Thread safety: enter() from the thread that issues collectives; rethrow_with_report()
-// from any thread (the async worker's included); only the first failure is diagnosed.
+// Thread safety: enter() and leave() from the thread that issues collectives (or runs
+// them, for async ones); rethrow_with_report() from any thread; only the first failure of
+// a monitor is diagnosed.
 #pragma once
 
 #include <atomic>
@@ -66,18 +70,25 @@ class CollectiveMonitor {
   static std::unique_ptr<CollectiveMonitor> for_group(StoreClient& store, const std::string& group,
                                                       int rank, int world);
 
+  /// Stops answering for this group (the agent forgets it).
+  ~CollectiveMonitor();
+
   /// Counts the next collective, `op` ("all_reduce"), and returns its number (1, 2, ...).
   uint64_t enter(const std::string& op);
+  /// Collective `seq` has finished on this rank.
+  void leave(uint64_t seq);
+  /// What the agent answers for this group: "group<TAB>entered<TAB>finished<TAB>op".
+  std::string state_line() const;
 
-  /// Reports collective `seq` (`op`) as failed, waits for the others' reports and returns
-  /// the diagnosis ("collective monitor: ..."), or "" when it names no rank. `error` is
-  /// this rank's own error message, quoted at the end of the diagnosis.
+  /// Rings the alarm for collective `seq` (`op`), waits for the other ranks' answers and
+  /// returns the diagnosis ("collective monitor: ..."), or "" when it names no rank.
+  /// `error` is this rank's own error message, quoted at the end of the diagnosis.
   std::string report_failure(uint64_t seq, const std::string& op, const std::string& error);
 
   /// REQUIRES: called from a catch block. Rethrows the exception in flight, with
   /// report_failure()'s diagnosis in front of its message (same course error type). Only
-  /// the first failure is diagnosed; later ones, and a NotImplementedError (a TODO, whose
-  /// rank only reports without waiting), are rethrown unchanged.
+  /// the first failure is diagnosed; later ones, and a NotImplementedError (a TODO, which
+  /// the driver reports its own way), are rethrown unchanged.
   [[noreturn]] void rethrow_with_report(uint64_t seq, const std::string& op);
 
   /// The group name the reports are keyed by.
@@ -94,6 +105,9 @@ class CollectiveMonitor {
   Millis grace_;
   bool record_entries_;
   std::atomic<uint64_t> entered_{0};
+  std::atomic<uint64_t> left_{0};
+  mutable std::mutex op_mu_;
+  std::string last_op_;  // the op of collective entered_
   std::atomic<bool> diagnosed_{false};
 };
 

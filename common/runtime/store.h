@@ -74,6 +74,10 @@ class StoreClient {
   /// its own timeout plus at most this much. A short one keeps a frozen store host from
   /// stalling a caller that has a deadline of its own.
   void set_io_timeout(Millis timeout) { io_timeout_ = timeout; }
+  /// "host:port rank R": which store this connects to, and as which rank.
+  std::string endpoint() const {
+    return host_ + ":" + std::to_string(port_) + " rank " + std::to_string(rank_);
+  }
 
  private:
   std::string request(uint32_t op, const std::string& key, const std::string& value,

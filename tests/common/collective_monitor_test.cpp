@@ -4,6 +4,8 @@
 #include "collective_monitor.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -51,26 +53,60 @@ bool has(const std::string& text, const std::string& part) {
 TEST(CollectiveMonitor, NamesTheRankThatStoppedEnteringCollectives) {
   test::run_ranks(kWorld, [](RankContext& ctx) {
     auto monitor = make_monitor(ctx, "stopped");
-    // Every rank runs collectives 1 and 2; rank 2 then stops (as if frozen) while the others
-    // enter collective 3 and fail in it, each waiting for rank 2 in its own way.
-    monitor->enter("broadcast");
-    monitor->enter("all_reduce");
+    // Every rank runs collectives 1 and 2; rank 2 then stays away (busy elsewhere) while the
+    // others enter collective 3 and fail in it, each waiting for rank 2 in its own way.
+    monitor->leave(monitor->enter("broadcast"));
+    monitor->leave(monitor->enter("all_reduce"));
     if (ctx.rank == 2) {
-      std::this_thread::sleep_for(2500ms);  // silent past the others' grace
+      std::this_thread::sleep_for(2500ms);  // past the others' grace
     } else {
       const uint64_t k = monitor->enter("all_reduce");
       EXPECT_EQ(k, 3u);
       const std::string message = fail_collective(
           *monitor, k, "all_reduce", "timed out after 1 s waiting for 64 bytes from rank 1");
-      EXPECT_TRUE(has(message, "collective monitor: collective 3 (all_reduce) failed here"))
+      EXPECT_TRUE(has(message,
+                      "collective monitor: collective 3 (all_reduce) of group stopped "
+                      "failed here"))
           << message;
-      EXPECT_TRUE(has(message, "rank 2 has not reached it")) << message;
+      EXPECT_TRUE(has(message,
+                      "rank 2 had not reached it: its last collective of this group is "
+                      "collective 2 (all_reduce), and it is outside the collectives"))
+          << message;
       for (int r : {0, 1, 3}) {
-        if (r != ctx.rank) {
-          EXPECT_FALSE(has(message, "rank " + std::to_string(r) + " has")) << message;
-        }
+        EXPECT_FALSE(has(message, "rank " + std::to_string(r) + " had")) << message;
       }
+      EXPECT_FALSE(has(message, "frozen")) << message;
       EXPECT_TRUE(has(message, "The error here: timed out after 1 s")) << message;
+    }
+    store_barrier(ctx.store(), "end", ctx.world);
+  });
+}
+
+// Rank 2 stops itself (SIGSTOP) where it stands; once every other rank has its diagnosis,
+// rank 0 lets it go on (SIGCONT) so that the run ends.
+void freeze_rank_2_until_diagnosed(RankContext& ctx) {
+  if (ctx.rank == 2) {
+    ctx.store().set("pid/2", std::to_string(::getpid()));
+    ::raise(SIGSTOP);
+  }
+}
+void release_rank_2(RankContext& ctx) {
+  store_barrier(ctx.store(), "diagnosed", ctx.world - 1);
+  if (ctx.rank == 0) ::kill(std::stoi(ctx.store().get("pid/2")), SIGCONT);
+}
+
+TEST(CollectiveMonitor, NamesAFrozenRank) {
+  test::run_ranks(kWorld, [](RankContext& ctx) {
+    auto monitor = make_monitor(ctx, "frozen");
+    monitor->leave(monitor->enter("all_reduce"));
+    const uint64_t k = monitor->enter("all_reduce");
+    if (ctx.rank == 2) {
+      freeze_rank_2_until_diagnosed(ctx);
+    } else {
+      const std::string message = fail_collective(*monitor, k, "all_reduce", "timed out");
+      EXPECT_TRUE(has(message, "rank 2 is frozen or dead: no answer within 1500 ms")) << message;
+      EXPECT_FALSE(has(message, "had not reached")) << message;
+      release_rank_2(ctx);
     }
     store_barrier(ctx.store(), "end", ctx.world);
   });
@@ -81,8 +117,8 @@ TEST(CollectiveMonitor, AllRanksFailingTogetherNameNobody) {
     auto monitor = make_monitor(ctx, "together");
     for (int i = 0; i < 5; ++i) monitor->enter("all_gather");
     const uint64_t k = monitor->enter("reduce_scatter");
-    const std::string error = "peer rank " + std::to_string((ctx.rank + 1) % ctx.world) +
-                              " closed the connection";
+    const std::string error =
+        "peer rank " + std::to_string((ctx.rank + 1) % ctx.world) + " closed the connection";
     const auto t0 = std::chrono::steady_clock::now();
     const std::string message = fail_collective(*monitor, k, "reduce_scatter", error);
     EXPECT_EQ(message, error);  // unchanged: every rank was there
@@ -101,13 +137,14 @@ TEST(CollectiveMonitor, ReportsRanksThatCalledAnotherCollective) {
     const std::string message = fail_collective(*monitor, k, op, "mismatch");
     if (ctx.rank == 1) {
       for (int r : {0, 2, 3}) {
-        EXPECT_TRUE(has(message, "rank " + std::to_string(r) + " called barrier as its " +
-                                     "collective 2"))
+        EXPECT_TRUE(
+            has(message, "rank " + std::to_string(r) + " called barrier as its " + "collective 2"))
             << message;
       }
     } else {
-      EXPECT_TRUE(has(message, "rank 1 called broadcast as its collective 2: the ranks called "
-                               "different collectives"))
+      EXPECT_TRUE(has(message,
+                      "rank 1 called broadcast as its collective 2: the ranks called "
+                      "different collectives"))
           << message;
     }
     store_barrier(ctx.store(), "end", ctx.world);
@@ -123,35 +160,38 @@ TEST(CollectiveMonitor, NamesARankThatFailedAtAnEarlierCollective) {
     } else {
       const uint64_t k = monitor->enter("all_reduce");
       const std::string message = fail_collective(*monitor, k, "all_reduce", "closed");
-      EXPECT_TRUE(has(message, "rank 3 had not reached it: it failed at collective 1 "
-                               "(all_reduce)"))
+      EXPECT_TRUE(has(message,
+                      "rank 3 had not reached it: its last collective of this group "
+                      "is collective 1 (all_reduce), unfinished"))
           << message;
-      EXPECT_FALSE(has(message, "has not reached")) << message;
+      EXPECT_FALSE(has(message, "frozen")) << message;
     }
     store_barrier(ctx.store(), "end", ctx.world);
   });
 }
 
-TEST(CollectiveMonitor, RecordedEntriesSayWhereTheSilentRankStopped) {
+TEST(CollectiveMonitor, RecordedEntriesSayWhereTheFrozenRankStopped) {
   test::run_ranks(kWorld, [](RankContext& ctx) {
     auto monitor = make_monitor(ctx, "entries", /*record_entries=*/true);
-    monitor->enter("broadcast");
-    monitor->enter("all_reduce");
+    monitor->leave(monitor->enter("broadcast"));
+    monitor->leave(monitor->enter("all_reduce"));
     if (ctx.rank == 1) {
-      std::this_thread::sleep_for(2500ms);  // never enters collective 3
+      std::this_thread::sleep_for(2500ms);  // alive, never enters collective 3
     } else {
       const uint64_t k = monitor->enter("all_reduce");
       if (ctx.rank == 2) {
-        std::this_thread::sleep_for(2500ms);  // entered collective 3, then froze in it
+        freeze_rank_2_until_diagnosed(ctx);  // entered collective 3, then froze in it
       } else {
         const std::string message = fail_collective(*monitor, k, "all_reduce", "timed out");
-        EXPECT_TRUE(has(message, "ranks 1, 2 have not reached it")) << message;
-        EXPECT_TRUE(has(message, "rank 1's last collective was collective 2 (all_reduce)"))
-            << message;
-        EXPECT_TRUE(has(message, "rank 2 entered collective 3 (all_reduce) and never came back"))
+        EXPECT_TRUE(has(message, "rank 2 is frozen or dead")) << message;
+        EXPECT_TRUE(has(message, "rank 2 had entered collective 3 (all_reduce)")) << message;
+        EXPECT_TRUE(has(message,
+                        "rank 1 had not reached it: its last collective of this group "
+                        "is collective 2 (all_reduce)"))
             << message;
       }
     }
+    if (ctx.rank != 2) release_rank_2(ctx);
     store_barrier(ctx.store(), "end", ctx.world);
   });
 }
@@ -159,12 +199,10 @@ TEST(CollectiveMonitor, RecordedEntriesSayWhereTheSilentRankStopped) {
 TEST(CollectiveMonitor, OnlyTheFirstFailureIsDiagnosed) {
   test::run_ranks(2, [](RankContext& ctx) {
     auto monitor = make_monitor(ctx, "first");
-    const uint64_t k = monitor->enter("barrier");
-    if (ctx.rank == 0) {
-      EXPECT_TRUE(has(fail_collective(*monitor, k, "barrier", "first"), "rank 1 has not"));
+    if (ctx.rank == 0) {  // rank 1 never enters the barrier
+      const uint64_t k = monitor->enter("barrier");
+      EXPECT_TRUE(has(fail_collective(*monitor, k, "barrier", "first"), "rank 1 had not"));
       EXPECT_EQ(fail_collective(*monitor, k, "barrier", "second"), "second");
-    } else {
-      std::this_thread::sleep_for(2000ms);
     }
     store_barrier(ctx.store(), "end", ctx.world);
   });
