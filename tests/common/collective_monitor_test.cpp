@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -57,10 +58,11 @@ TEST(CollectiveMonitor, NamesTheRankThatStoppedEnteringCollectives) {
     // others enter collective 3 and fail in it, each waiting for rank 2 in its own way.
     monitor->leave(monitor->enter("broadcast"));
     monitor->leave(monitor->enter("all_reduce"));
+    const uint64_t k = ctx.rank == 2 ? 0 : monitor->enter("all_reduce");
+    store_barrier(ctx.store(), "entered", ctx.world);  // every count is in place
     if (ctx.rank == 2) {
       std::this_thread::sleep_for(2500ms);  // past the others' grace
     } else {
-      const uint64_t k = monitor->enter("all_reduce");
       EXPECT_EQ(k, 3u);
       const std::string message = fail_collective(
           *monitor, k, "all_reduce", "timed out after 1 s waiting for 64 bytes from rank 1");
@@ -90,6 +92,20 @@ void freeze_rank_2_until_diagnosed(RankContext& ctx) {
     ::raise(SIGSTOP);
   }
 }
+// The others fail only once rank 2 is really stopped (state T in /proc), however slow
+// the machine.
+void wait_until_rank_2_is_frozen(RankContext& ctx) {
+  const std::string stat = "/proc/" + ctx.store().get("pid/2") + "/stat";
+  for (int i = 0; i < 1000; ++i) {
+    std::ifstream in(stat);
+    std::string line;
+    std::getline(in, line);
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && line.compare(paren, 3, ") T") == 0) return;
+    std::this_thread::sleep_for(10ms);
+  }
+  ADD_FAILURE() << "rank 2 did not stop";
+}
 void release_rank_2(RankContext& ctx) {
   store_barrier(ctx.store(), "diagnosed", ctx.world - 1);
   if (ctx.rank == 0) ::kill(std::stoi(ctx.store().get("pid/2")), SIGCONT);
@@ -103,6 +119,7 @@ TEST(CollectiveMonitor, NamesAFrozenRank) {
     if (ctx.rank == 2) {
       freeze_rank_2_until_diagnosed(ctx);
     } else {
+      wait_until_rank_2_is_frozen(ctx);
       const std::string message = fail_collective(*monitor, k, "all_reduce", "timed out");
       EXPECT_TRUE(has(message, "rank 2 is frozen or dead: no answer within 1500 ms")) << message;
       EXPECT_FALSE(has(message, "had not reached")) << message;
@@ -117,6 +134,7 @@ TEST(CollectiveMonitor, AllRanksFailingTogetherNameNobody) {
     auto monitor = make_monitor(ctx, "together");
     for (int i = 0; i < 5; ++i) monitor->enter("all_gather");
     const uint64_t k = monitor->enter("reduce_scatter");
+    store_barrier(ctx.store(), "entered", ctx.world);
     const std::string error =
         "peer rank " + std::to_string((ctx.rank + 1) % ctx.world) + " closed the connection";
     const auto t0 = std::chrono::steady_clock::now();
@@ -134,6 +152,7 @@ TEST(CollectiveMonitor, ReportsRanksThatCalledAnotherCollective) {
     // Rank 1 skipped a barrier that the others called: its collective 2 is a broadcast.
     const std::string op = ctx.rank == 1 ? "broadcast" : "barrier";
     const uint64_t k = monitor->enter(op);
+    store_barrier(ctx.store(), "entered", ctx.world);
     const std::string message = fail_collective(*monitor, k, op, "mismatch");
     if (ctx.rank == 1) {
       for (int r : {0, 2, 3}) {
@@ -155,10 +174,11 @@ TEST(CollectiveMonitor, NamesARankThatFailedAtAnEarlierCollective) {
   test::run_ranks(kWorld, [](RankContext& ctx) {
     auto monitor = make_monitor(ctx, "behind");
     const uint64_t first = monitor->enter("all_reduce");
+    const uint64_t k = ctx.rank == 3 ? first : monitor->enter("all_reduce");
+    store_barrier(ctx.store(), "entered", ctx.world);
     if (ctx.rank == 3) {
       fail_collective(*monitor, first, "all_reduce", "bad size");
     } else {
-      const uint64_t k = monitor->enter("all_reduce");
       const std::string message = fail_collective(*monitor, k, "all_reduce", "closed");
       EXPECT_TRUE(has(message,
                       "rank 3 had not reached it: its last collective of this group "
@@ -182,6 +202,7 @@ TEST(CollectiveMonitor, RecordedEntriesSayWhereTheFrozenRankStopped) {
       if (ctx.rank == 2) {
         freeze_rank_2_until_diagnosed(ctx);  // entered collective 3, then froze in it
       } else {
+        wait_until_rank_2_is_frozen(ctx);
         const std::string message = fail_collective(*monitor, k, "all_reduce", "timed out");
         EXPECT_TRUE(has(message, "rank 2 is frozen or dead")) << message;
         EXPECT_TRUE(has(message, "rank 2 had entered collective 3 (all_reduce)")) << message;
