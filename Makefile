@@ -152,6 +152,10 @@ SAN_TARGETS ?=
 SAN_LABELS ?=
 TSAN_TARGETS ?= test_common test_02 test_03 test_04 test_05
 TSAN_LABELS ?= ^(common|lesson0[2-5])$$
+# The large-message cases (32 MiB per rank) are left out of TSan: its 5-15x slowdown puts
+# them past their fixed deadlock timeouts (10 s a socket, 25 s a case) on a busy machine.
+# The same collectives and the ring's sender thread run in the other cases at smaller sizes.
+TSAN_EXCLUDE ?= Large
 export ASAN_OPTIONS ?= detect_leaks=0:halt_on_error=1:handle_segv=0
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1:handle_segv=0
@@ -167,7 +171,8 @@ sanitize-asan: setup
 sanitize-tsan: setup
 	@cmake -S . -B build/tsan $(SAN_FLAGS) -DCMAKE_CXX_FLAGS="$(TSAN_CXX)" | grep -E "Error|error" || true
 	@cmake --build build/tsan -j $(JOBS) --target $(TSAN_TARGETS)
-	@cd build/tsan && ctest -j $(JOBS) --output-on-failure --timeout 600 -L "$(TSAN_LABELS)"
+	@cd build/tsan && ctest -j $(JOBS) --output-on-failure --timeout 600 -L "$(TSAN_LABELS)" \
+	  $(if $(TSAN_EXCLUDE),-E "$(TSAN_EXCLUDE)",)
 
 test: setup format-check check-classroom test-reference test-stub-builds test-grader docs
 	@echo "make test: all checks passed"

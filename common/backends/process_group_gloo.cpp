@@ -121,15 +121,29 @@ void GlooProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
   Impl& im = *impl_;
   im.check_not_aborted();
   const uint32_t tag = im.next_tag++;
-  im.run_all_reduce(data.data(), data.size(), op, tag);
+  const uint64_t seq = im.enter("all_reduce");
+  try {
+    im.run_all_reduce(data.data(), data.size(), op, tag);
+    im.left(seq);
+  } catch (...) {
+    im.failed(seq, "all_reduce");
+  }
 }
 
 WorkPtr GlooProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
   Impl& im = *impl_;
   im.check_not_aborted();
   const uint32_t tag = im.next_tag++;  // taken now, in program order, like every call
+  const uint64_t seq = im.enter("all_reduce");
   return im.async_worker->submit(
-      [&im, data, op, tag] { im.run_all_reduce(data.data(), data.size(), op, tag); },
+      [&im, data, op, tag, seq] {
+        try {
+          im.run_all_reduce(data.data(), data.size(), op, tag);
+          im.left(seq);
+        } catch (...) {
+          im.failed(seq, "all_reduce");
+        }
+      },
       "gloo all_reduce_async(" + gloo_count_str(data.size()) + ", op " + reduce_op_name(op) + ")");
 }
 

@@ -37,6 +37,7 @@
 #include <memory>
 #include <string>
 
+#include "collective_monitor.h"
 #include "process_group.h"
 #include "store.h"
 
@@ -54,6 +55,9 @@ struct GlooOptions {
   /// all_reduce algorithm: "ring" (gloo::allreduce's ring, what torch picks on CPU) or
   /// "bcube".
   std::string allreduce_algorithm = "ring";
+  /// When set, a failed collective names the ranks that had not reached it
+  /// (collective_monitor.h; make_process_group sets one).
+  std::shared_ptr<CollectiveMonitor> monitor;
 };
 
 /// The `gloo` backend: every ProcessGroup call on the real Gloo library (see above).

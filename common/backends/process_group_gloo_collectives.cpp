@@ -29,14 +29,16 @@ void GlooProcessGroup::broadcast(std::span<float> data, int root) {
   im.check_not_aborted();
   im.check_rank(root, "root", true);
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("broadcast");
   if (data.empty() || im.world == 1) return;
   gloo::BroadcastOptions opts(im.context);
   opts.setOutput(data.data(), data.size());
   opts.setRoot(root);
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_CHECK_GLOO(gloo::broadcast(opts), "broadcast(" + gloo_count_str(data.size()) + ", root " +
-                                               std::to_string(root) + ")");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "broadcast", gloo::broadcast(opts),
+      "broadcast(" + gloo_count_str(data.size()) + ", root " + std::to_string(root) + ")");
 }
 
 void GlooProcessGroup::scatter(std::span<const float> input, std::span<float> output, int root) {
@@ -44,6 +46,7 @@ void GlooProcessGroup::scatter(std::span<const float> input, std::span<float> ou
   im.check_not_aborted();
   im.check_rank(root, "root", true);
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("scatter");
   const size_t k = output.size();
   if (im.rank == root && input.size() != k * im.world) {
     throw ConfigError(
@@ -65,8 +68,9 @@ void GlooProcessGroup::scatter(std::span<const float> input, std::span<float> ou
   opts.setRoot(root);
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_CHECK_GLOO(gloo::scatter(opts), "scatter(" + gloo_count_str(k) + " per rank, root " +
-                                             std::to_string(root) + ")");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "scatter", gloo::scatter(opts),
+      "scatter(" + gloo_count_str(k) + " per rank, root " + std::to_string(root) + ")");
 }
 
 void GlooProcessGroup::gather(std::span<const float> input, std::span<float> output, int root) {
@@ -74,6 +78,7 @@ void GlooProcessGroup::gather(std::span<const float> input, std::span<float> out
   im.check_not_aborted();
   im.check_rank(root, "root", true);
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("gather");
   const size_t k = input.size();
   if (im.rank == root && output.size() != k * im.world) {
     throw ConfigError(
@@ -91,19 +96,21 @@ void GlooProcessGroup::gather(std::span<const float> input, std::span<float> out
   opts.setRoot(root);
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_CHECK_GLOO(gloo::gather(opts), "gather(" + gloo_count_str(k) + " per rank, root " +
-                                            std::to_string(root) + ")");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "gather", gloo::gather(opts),
+      "gather(" + gloo_count_str(k) + " per rank, root " + std::to_string(root) + ")");
 }
 
 void GlooProcessGroup::barrier() {
   Impl& im = *impl_;
   im.check_not_aborted();
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("barrier");
   if (im.world == 1) return;
   gloo::BarrierOptions opts(im.context);
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_CHECK_GLOO(gloo::barrier(opts), "barrier()");
+  COURSE_GLOO_COLLECTIVE(im, seq, "barrier", gloo::barrier(opts), "barrier()");
 }
 
 void GlooProcessGroup::reduce(std::span<float> data, ReduceOp op, int root) {
@@ -111,6 +118,7 @@ void GlooProcessGroup::reduce(std::span<float> data, ReduceOp op, int root) {
   im.check_not_aborted();
   im.check_rank(root, "root", true);
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("reduce");
   if (data.empty()) return;
   if (im.world > 1) {
     // gloo::reduce leaves partial sums in the output of every rank; non-roots give it a
@@ -127,9 +135,9 @@ void GlooProcessGroup::reduce(std::span<float> data, ReduceOp op, int root) {
     opts.setReduceFunction(gloo_reduce_function(op));
     opts.setTag(tag);
     opts.setTimeout(im.options.timeout);
-    COURSE_CHECK_GLOO(gloo::reduce(opts), "reduce(" + gloo_count_str(data.size()) + ", op " +
-                                              reduce_op_name(op) + ", root " +
-                                              std::to_string(root) + ")");
+    COURSE_GLOO_COLLECTIVE(im, seq, "reduce", gloo::reduce(opts),
+                           "reduce(" + gloo_count_str(data.size()) + ", op " + reduce_op_name(op) +
+                               ", root " + std::to_string(root) + ")");
   }
   if (op == ReduceOp::AVG && im.rank == root)
     scale(data.data(), data.size(), 1.0f / static_cast<float>(im.world));
@@ -139,6 +147,7 @@ void GlooProcessGroup::all_gather(std::span<const float> input, std::span<float>
   Impl& im = *impl_;
   im.check_not_aborted();
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("all_gather");
   const size_t k = input.size();
   if (output.size() != k * im.world) {
     throw ConfigError(
@@ -158,7 +167,8 @@ void GlooProcessGroup::all_gather(std::span<const float> input, std::span<float>
   opts.setOutput(output.data(), output.size());
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_CHECK_GLOO(gloo::allgather(opts), "all_gather(" + gloo_count_str(k) + " per rank)");
+  COURSE_GLOO_COLLECTIVE(im, seq, "all_gather", gloo::allgather(opts),
+                         "all_gather(" + gloo_count_str(k) + " per rank)");
 }
 
 void GlooProcessGroup::reduce_scatter(std::span<const float> input, std::span<float> output,
@@ -166,6 +176,7 @@ void GlooProcessGroup::reduce_scatter(std::span<const float> input, std::span<fl
   Impl& im = *impl_;
   im.check_not_aborted();
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("reduce_scatter");
   const size_t k = output.size();
   if (input.size() != k * im.world) {
     throw ConfigError(
@@ -174,7 +185,12 @@ void GlooProcessGroup::reduce_scatter(std::span<const float> input, std::span<fl
   }
   if (k == 0) return;
   std::vector<float> scratch(input.begin(), input.end());
-  im.run_all_reduce(scratch.data(), scratch.size(), op, tag);
+  try {
+    im.run_all_reduce(scratch.data(), scratch.size(), op, tag);
+    im.left(seq);
+  } catch (...) {
+    im.failed(seq, "reduce_scatter");
+  }
   std::memmove(output.data(), scratch.data() + im.rank * k, k * sizeof(float));
 }
 
@@ -182,6 +198,7 @@ void GlooProcessGroup::all_to_all(std::span<const float> input, std::span<float>
   Impl& im = *impl_;
   im.check_not_aborted();
   const uint32_t tag = im.next_tag++;
+  const uint64_t seq = im.enter("all_to_all");
   if (input.size() != output.size() || input.size() % im.world != 0) {
     throw ConfigError(
         "gloo all_to_all: input (" + std::to_string(input.size()) + ") and output (" +
@@ -206,8 +223,9 @@ void GlooProcessGroup::all_to_all(std::span<const float> input, std::span<float>
   opts.setOutput(output.data(), output.size());
   opts.setTag(tag);
   opts.setTimeout(im.options.timeout);
-  COURSE_CHECK_GLOO(gloo::alltoall(opts),
-                    "all_to_all(" + gloo_count_str(input.size() / im.world) + " per rank pair)");
+  COURSE_GLOO_COLLECTIVE(
+      im, seq, "all_to_all", gloo::alltoall(opts),
+      "all_to_all(" + gloo_count_str(input.size() / im.world) + " per rank pair)");
 }
 
 }  // namespace course

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "error.h"
+#include "gloo_check.h"
 #include "gloo_p2p.h"
 #include "process_group_gloo.h"
 #include "serial_executor.h"
@@ -84,6 +85,31 @@ struct GlooProcessGroup::Impl {
 
   // The all-reduce of all_reduce, all_reduce_async and reduce_scatter, under `tag`.
   void run_all_reduce(float* data, size_t n, ReduceOp op, uint32_t tag);
+
+  // Counts collective `op` with the monitor (GlooOptions::monitor); 0 without one.
+  uint64_t enter(const char* op) const { return options.monitor ? options.monitor->enter(op) : 0; }
+  // Collective `seq` has finished (GlooOptions::monitor).
+  void left(uint64_t seq) const {
+    if (options.monitor) options.monitor->leave(seq);
+  }
+  // REQUIRES: called from a catch block. Rethrows the error of collective `seq`, with the
+  // monitor's diagnosis when there is a monitor (collective_monitor.h).
+  [[noreturn]] void failed(uint64_t seq, const char* op) const {
+    if (options.monitor) options.monitor->rethrow_with_report(seq, op);
+    throw;
+  }
 };
+
+/// COURSE_CHECK_GLOO for collective `seq` (from Impl::enter) named `op`: a failure also
+/// goes through the group's monitor.
+#define COURSE_GLOO_COLLECTIVE(im, seq, op, stmt, what) \
+  do {                                                  \
+    try {                                               \
+      COURSE_CHECK_GLOO(stmt, what);                    \
+      (im).left(seq);                                   \
+    } catch (...) {                                     \
+      (im).failed(seq, op);                             \
+    }                                                   \
+  } while (0)
 
 }  // namespace course

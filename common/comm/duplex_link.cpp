@@ -56,9 +56,10 @@ struct DuplexLink::Sender {
   std::mutex mu;
   std::condition_variable changed;
   std::deque<Span> queue;
-  size_t pending = 0;   // bytes queued or being sent
-  bool closed = false;  // no more spans will come: the worker returns once drained
-  bool failed = false;  // the worker's send threw (its Work holds the error)
+  Span sending{nullptr, 0};  // the span the worker is sending now
+  size_t pending = 0;        // bytes queued or being sent
+  bool closed = false;       // no more spans will come: the worker returns once drained
+  bool failed = false;       // the worker's send threw (its Work holds the error)
 
   void push(const char* data, size_t bytes) {
     {
@@ -83,6 +84,7 @@ struct DuplexLink::Sender {
       if (queue.empty()) return;
       const Span span = queue.front();
       queue.pop_front();
+      sending = span;
       lock.unlock();
       try {
         out.send_all(span.data, span.bytes, timeout);
@@ -93,9 +95,22 @@ struct DuplexLink::Sender {
         throw;
       }
       lock.lock();
+      sending = {nullptr, 0};
       pending -= span.bytes;
       changed.notify_all();
     }
+  }
+  // True when a span queued or being sent shares a byte with [data, data + bytes).
+  // REQUIRES: mu held.
+  bool sends_from(const char* data, size_t bytes) const {
+    const auto overlaps = [&](const Span& s) {
+      return s.bytes > 0 && s.data < data + bytes && data < s.data + s.bytes;
+    };
+    if (overlaps(sending)) return true;
+    for (const Span& s : queue) {
+      if (overlaps(s)) return true;
+    }
+    return false;
   }
 };
 
@@ -206,6 +221,20 @@ void DuplexLink::wait_ready(bool want_in) {
 
 void DuplexLink::recv(void* data, size_t bytes) {
   if (sender_) {
+    // A buffer still being sent is not received into until its send is done: the bytes
+    // sent are the ones posted (the ring receives the final value of a segment into the
+    // memory it sent a partial one from), and the sender thread's last read of them
+    // happens before this thread's first write (the mutex orders them).
+    {
+      std::unique_lock<std::mutex> lock(sender_->mu);
+      const char* p = static_cast<const char*>(data);
+      if (!sender_->changed.wait_for(
+              lock, timeout_, [&] { return sender_->failed || !sender_->sends_from(p, bytes); })) {
+        throw TimeoutError(what_ + ": waited " + std::to_string(timeout_.count()) +
+                           " ms to receive into a buffer that is still being sent to " +
+                           out_.peer_name() + "; " + send_deadlock_message(sender_->pending));
+      }
+    }
     in_.recv_all(data, bytes, timeout_);
     return;
   }

@@ -38,7 +38,9 @@
 //
 // Contracts:
 //  - A posted buffer must stay alive and unchanged until flush() returns (run_duplex
-//    flushes when its body returns).
+//    flushes when its body returns). One exception: recv() into a buffer that is still
+//    being sent waits for that send first (sender_thread mode), so the ring may receive a
+//    segment's final value into the memory it sent the partial one from.
 //  - The sockets are used by nobody else while run_duplex runs (it holds their channels).
 //  - Errors: PeerClosedError when a peer closes, TimeoutError when nothing moves for the
 //    comm's timeout (from flush(): "<what>: deadlock: blocked in send to rank R ...", the

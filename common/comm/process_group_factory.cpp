@@ -28,8 +28,10 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
     recipe.install(algorithms);
     Mesh mesh = recipe.connect_mesh(store, rank, world, recipe.token, recipe.host,
                                     "mesh/" + recipe.name, recipe.timeout);
-    return std::make_unique<TcpProcessGroup>(std::move(mesh), std::move(algorithms),
-                                             recipe.timeout);
+    return std::make_unique<TcpProcessGroup>(
+        std::move(mesh), std::move(algorithms), recipe.timeout,
+        recipe.monitor ? CollectiveMonitor::for_group(store, "tcp/" + recipe.name, rank, world)
+                       : nullptr);
   }
   if (backend == "gloo") {
 #ifdef COURSE_HAVE_GLOO
@@ -37,6 +39,9 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
     options.host = recipe.host;
     options.prefix = "gloo/" + recipe.name;
     options.timeout = recipe.timeout;
+    if (recipe.monitor) {
+      options.monitor = CollectiveMonitor::for_group(store, "gloo/" + recipe.name, rank, world);
+    }
     return std::make_unique<GlooProcessGroup>(store, rank, world, options);
 #else
     throw ConfigError(

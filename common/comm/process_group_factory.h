@@ -46,6 +46,9 @@ struct GroupRecipe {
       connect_mesh;
   /// tcp only: fills the algorithms (install_lesson02 ... install_lesson05).
   std::function<void(TcpAlgorithms&)> install;
+  /// Gives the group a CollectiveMonitor (collective_monitor.h, on its own store
+  /// connection): a failed collective names the ranks that had not reached it.
+  bool monitor = true;
 };
 
 /// The backends this build can make: "tcp", and "gloo" when Gloo was found.

@@ -17,6 +17,11 @@ void check_user_tag(const char* op, int tag) {
   }
 }
 
+bool is_point_to_point(const char* entry) {
+  const std::string e = entry;
+  return e == "send" || e == "recv" || e == "isend" || e == "irecv";
+}
+
 // What a hang report calls the algorithm behind `entry`: "all_reduce, ring (lesson 05)".
 std::string algorithm_label(const TcpAlgorithms& algorithms, const char* entry) {
   const auto name = algorithms.names.find(entry);
@@ -26,9 +31,11 @@ std::string algorithm_label(const TcpAlgorithms& algorithms, const char* entry) 
 
 }  // namespace
 
-TcpProcessGroup::TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout)
+TcpProcessGroup::TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout,
+                                 std::unique_ptr<CollectiveMonitor> monitor)
     : comm_(std::move(mesh), timeout),
       algorithms_(std::move(algorithms)),
+      monitor_(std::move(monitor)),
       // Any error in a call aborts the comm (tcp_comm.h's failure policy), whether it
       // came from a socket or from a check that failed on this rank only: either way the
       // other ranks would otherwise wait for us until their timeout.
@@ -54,7 +61,27 @@ void TcpProcessGroup::run(const char* entry, bool entry_installed,
   }
   comm_.check_not_aborted();
   const ActivityLabel label(algorithm_label(algorithms_, entry));
-  calls_.run_inline(call);
+  if (!monitor_ || is_point_to_point(entry)) {
+    calls_.run_inline(call);
+    return;
+  }
+  calls_.run_inline(monitored(entry, call));
+}
+
+std::function<void()> TcpProcessGroup::monitored(const char* entry, std::function<void()> call) {
+  if (!monitor_) return call;
+  const uint64_t seq = monitor_->enter(entry);  // now, in call order, even for async calls
+  return [this, entry, seq, call = std::move(call)] {
+    try {
+      call();
+      monitor_->leave(seq);
+    } catch (...) {
+      // Abort first, so that the peers fail now and report while this rank waits for
+      // their reports (the monitor's grace), instead of after it.
+      if (!comm_.aborted()) comm_.abort(exception_message(std::current_exception()));
+      monitor_->rethrow_with_report(seq, entry);
+    }
+  };
 }
 
 // ---- point to point ----------------------------------------------------------------
@@ -136,10 +163,11 @@ WorkPtr TcpProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
   if (!algorithms_.all_reduce) run("all_reduce", false, [] {});
   comm_.check_not_aborted();
   return calls_.submit(
-      [this, data, op] {
-        const ActivityLabel label(algorithm_label(algorithms_, "all_reduce"));
-        algorithms_.all_reduce(comm_, data, op);
-      },
+      monitored("all_reduce",
+                [this, data, op] {
+                  const ActivityLabel label(algorithm_label(algorithms_, "all_reduce"));
+                  algorithms_.all_reduce(comm_, data, op);
+                }),
       "all_reduce_async of " + std::to_string(data.size()) + " elements (" + reduce_op_name(op) +
           ")");
 }

@@ -25,6 +25,8 @@
 //    negative tags are the collectives' own (lesson 02's tags.h).
 //  - FAILURE POLICY of tcp_comm.h: the first error aborts the group (every connection
 //    shut down, so peers fail fast instead of hanging); every later call throws it.
+//  - A MONITOR (optional, collective_monitor.h; make_process_group gives every group one):
+//    when a collective fails, the error names the ranks that had not reached it.
 //
 // What this is not: a place for algorithms. They live in lessons/ and solutions/.
 //
@@ -37,6 +39,7 @@
 #include <span>
 #include <string>
 
+#include "collective_monitor.h"
 #include "process_group.h"
 #include "serial_executor.h"
 #include "tcp_comm.h"
@@ -86,8 +89,10 @@ struct TcpAlgorithms {
 /// order, checks and failure policy described above.
 class TcpProcessGroup final : public ProcessGroup {
  public:
-  /// `mesh` from lesson 01's connect_full_mesh; `timeout` bounds every socket call.
-  TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout = default_timeout());
+  /// `mesh` from lesson 01's connect_full_mesh; `timeout` bounds every socket call;
+  /// `monitor`, when given, diagnoses the first collective that fails (see above).
+  TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout = default_timeout(),
+                  std::unique_ptr<CollectiveMonitor> monitor = nullptr);
   /// Waits for pending async work; if some is still pending (a peer is missing) the group
   /// is aborted first so that the destructor cannot hang.
   ~TcpProcessGroup() override;
@@ -124,8 +129,13 @@ class TcpProcessGroup final : public ProcessGroup {
   /// the comm. Throws ConfigError naming `entry` when !entry_installed.
   void run(const char* entry, bool entry_installed, const std::function<void()>& call);
 
+  /// `call`, counted as a collective by the monitor (when there is one): its first error
+  /// aborts the comm, then comes back with the monitor's diagnosis.
+  std::function<void()> monitored(const char* entry, std::function<void()> call);
+
   TcpComm comm_;
   TcpAlgorithms algorithms_;
+  std::unique_ptr<CollectiveMonitor> monitor_;
   SerialExecutor calls_;  // declared last: destroyed (joined) before comm_
 };
 

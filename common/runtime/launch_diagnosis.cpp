@@ -16,15 +16,23 @@ bool is_consequence(const std::string& verdict) {
   return false;
 }
 
+bool is_collective_report(const std::string& verdict) {
+  return verdict.find("collective monitor:") != std::string::npos;
+}
+
 int pick_cause(const std::vector<RankObservation>& ranks) {
-  int own = -1, any = -1;
+  int report = -1, own = -1, any = -1;
   for (int i = 0; i < static_cast<int>(ranks.size()); ++i) {
     const RankObservation& r = ranks[i];
     if (!r.failed) continue;
     if (any < 0 || r.order < ranks[any].order) any = i;
-    if (!is_consequence(r.verdict) && (own < 0 || r.order < ranks[own].order)) own = i;
+    if (is_collective_report(r.verdict) && (report < 0 || r.order < ranks[report].order)) {
+      report = i;
+    } else if (!is_consequence(r.verdict) && (own < 0 || r.order < ranks[own].order)) {
+      own = i;
+    }
   }
-  return own >= 0 ? own : any;
+  return report >= 0 ? report : own >= 0 ? own : any;
 }
 
 namespace {

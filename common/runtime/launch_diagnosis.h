@@ -4,9 +4,11 @@
 // connection to it closes or is reset, or they time out waiting for it. The verdict has to
 // quote the cause, not a consequence (torchrun's "first failure"):
 //
-//   1. a rank's own error (a mismatch, a protocol error, a timeout) beats a consequence
+//   1. a collective monitor's report (collective_monitor.h: "collective monitor: ...
+//      rank 2 has not reached it") beats everything: it names the cause itself;
+//   2. a rank's own error (a mismatch, a protocol error, a timeout) beats a consequence
 //      ("the peer closed the connection", "connection reset");
-//   2. among those, the earliest in time wins.
+//   3. among those, the earliest in time wins.
 //
 // A rank that freezes (stopped by SIGSTOP or a debugger, or spinning) never prints
 // anything; its peers time out waiting for it, naming it in their message ("... from rank
@@ -36,6 +38,9 @@ struct RankObservation {
 /// True when a verdict describes a consequence of another rank's failure (its connection
 /// closed or reset) rather than an error of the rank's own.
 bool is_consequence(const std::string& verdict);
+
+/// True when a verdict carries a collective monitor's diagnosis (collective_monitor.h).
+bool is_collective_report(const std::string& verdict);
 
 /// The index (into `ranks`) of the failure to report, or -1 when none failed.
 int pick_cause(const std::vector<RankObservation>& ranks);

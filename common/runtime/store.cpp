@@ -259,7 +259,8 @@ int StoreServer::port() const {
 // Client
 
 StoreClient::StoreClient(const std::string& host, int port, int rank, const std::string& token,
-                         Millis timeout) {
+                         Millis timeout)
+    : host_(host), port_(port), rank_(rank), token_(token) {
   sock_ = Socket::connect(host, port, timeout);
   sock_.set_peer_name("the store at " + host + ":" + std::to_string(port));
   hello_send(sock_, Hello{token, rank, "store"}, timeout);
@@ -286,8 +287,12 @@ std::string StoreClient::request(uint32_t op, const std::string& key, const std:
                       "': " + answer.substr(4));
 }
 
+std::unique_ptr<StoreClient> StoreClient::connect_another(Millis timeout) const {
+  return std::make_unique<StoreClient>(host_, port_, rank_, token_, timeout);
+}
+
 void StoreClient::set(const std::string& key, const std::string& value) {
-  request(kSet, key, value, default_timeout());
+  request(kSet, key, value, io_timeout_);
 }
 
 std::string StoreClient::get(const std::string& key, Millis timeout) {
@@ -297,7 +302,8 @@ std::string StoreClient::get(const std::string& key, Millis timeout) {
   put_u64(wait_ms, forever ? kForeverMs : static_cast<uint64_t>(timeout.count()));
   // The server answers "timed out" when its wait ends; give its reply time to arrive
   // before our own socket timeout would fire.
-  const Millis socket_timeout = forever ? Millis::max() : timeout + std::chrono::seconds(10);
+  const Millis socket_timeout =
+      forever ? Millis::max() : timeout + std::min<Millis>(io_timeout_, std::chrono::seconds(10));
   try {
     return request(kGet, key, wait_ms, socket_timeout);
   } catch (const TimeoutError&) {
@@ -309,7 +315,7 @@ std::string StoreClient::get(const std::string& key, Millis timeout) {
 }
 
 int64_t StoreClient::add(const std::string& key, int64_t delta) {
-  const std::string total = request(kAdd, key, std::to_string(delta), default_timeout());
+  const std::string total = request(kAdd, key, std::to_string(delta), io_timeout_);
   int64_t value = 0;
   if (!parse_i64(total, value)) {
     throw ProtocolError(sock_.peer_name() + " answered ADD with '" + total + "'");
@@ -319,7 +325,7 @@ int64_t StoreClient::add(const std::string& key, int64_t delta) {
 
 bool StoreClient::check(const std::vector<std::string>& keys) {
   for (const std::string& key : keys) {
-    if (request(kCheck, key, "", default_timeout()) != "1") return false;
+    if (request(kCheck, key, "", io_timeout_) != "1") return false;
   }
   return true;
 }

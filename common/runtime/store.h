@@ -68,10 +68,26 @@ class StoreClient {
   /// Waits until every key exists. Throws TimeoutError naming the first missing key.
   void wait(const std::vector<std::string>& keys, Millis timeout = default_timeout());
 
+  /// A second connection to the same store, as the same rank (for a thread of its own).
+  std::unique_ptr<StoreClient> connect_another(Millis timeout = default_timeout()) const;
+  /// Bounds each reply's wait on the socket (default_timeout() by default); a get() waits
+  /// its own timeout plus at most this much. A short one keeps a frozen store host from
+  /// stalling a caller that has a deadline of its own.
+  void set_io_timeout(Millis timeout) { io_timeout_ = timeout; }
+  /// "host:port rank R": which store this connects to, and as which rank.
+  std::string endpoint() const {
+    return host_ + ":" + std::to_string(port_) + " rank " + std::to_string(rank_);
+  }
+
  private:
   std::string request(uint32_t op, const std::string& key, const std::string& value,
                       Millis timeout);
   Socket sock_;
+  std::string host_;
+  int port_ = 0;
+  int rank_ = -1;
+  std::string token_;
+  Millis io_timeout_ = default_timeout();
 };
 
 /// A barrier through the store: every one of `world` ranks calls it with the same name.
