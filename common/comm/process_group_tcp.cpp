@@ -5,6 +5,7 @@
 #include "activity.h"
 #include "collective_checks.h"
 #include "error.h"
+#include "transport.h"
 
 namespace course {
 namespace {
@@ -27,7 +28,12 @@ std::string algorithm_label(const TcpAlgorithms& algorithms, const char* entry) 
 }  // namespace
 
 TcpProcessGroup::TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout)
-    : comm_(std::move(mesh), timeout),
+    : TcpProcessGroup(mesh.rank, mesh.world, socket_streams(std::move(mesh)), std::move(algorithms),
+                      timeout) {}
+
+TcpProcessGroup::TcpProcessGroup(int rank, int world, std::vector<ByteStreamPtr> streams,
+                                 TcpAlgorithms algorithms, Millis timeout)
+    : comm_(rank, world, std::move(streams), timeout),
       algorithms_(std::move(algorithms)),
       // Any error in a call aborts the comm (tcp_comm.h's failure policy), whether it
       // came from a socket or from a check that failed on this rank only: either way the

@@ -36,6 +36,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "process_group.h"
 #include "serial_executor.h"
@@ -88,6 +89,10 @@ class TcpProcessGroup final : public ProcessGroup {
  public:
   /// `mesh` from lesson 01's connect_full_mesh; `timeout` bounds every socket call.
   TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout = default_timeout());
+  /// One stream per rank (transport.h's connect_streams: sockets, shared memory or both);
+  /// streams[rank] is null.
+  TcpProcessGroup(int rank, int world, std::vector<ByteStreamPtr> streams, TcpAlgorithms algorithms,
+                  Millis timeout = default_timeout());
   /// Waits for pending async work; if some is still pending (a peer is missing) the group
   /// is aborted first so that the destructor cannot hang.
   ~TcpProcessGroup() override;
