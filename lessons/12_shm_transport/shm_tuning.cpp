@@ -45,6 +45,18 @@ ShmTuning choose_shm_tuning(int local_ranks, int cores) {
   t.slot_bytes = static_cast<uint32_t>(
       env_number("COURSE_SHM_SLOT_KIB", t.slot_bytes >> 10, 1, 64 * 1024) << 10);
   t.slots = static_cast<uint32_t>(env_number("COURSE_SHM_SLOTS", t.slots, 2, 4096));
+  t.ring_chunk_elements =
+      static_cast<size_t>(env_number("COURSE_RING_CHUNK_KIB",
+                                     static_cast<long>(t.ring_chunk_elements / 256), 1, 1 << 20) *
+                          256);
+  // -1: never a sender thread; 0: always.
+  const long sender = env_number("COURSE_RING_SENDER_MIB",
+                                 t.ring_sender_thread_bytes == static_cast<size_t>(-1)
+                                     ? -1
+                                     : static_cast<long>(t.ring_sender_thread_bytes >> 20),
+                                 -1, 1 << 20);
+  t.ring_sender_thread_bytes =
+      sender < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(sender) << 20;
   return t;
 }
 

@@ -35,7 +35,9 @@ struct ShmTuning {
 int available_cores();
 
 /// The tuning for `local_ranks` ranks on this machine with `cores` CPUs.
-/// COURSE_SHM_SPIN, COURSE_SHM_SLOT_KIB and COURSE_SHM_SLOTS override the ring's settings.
+/// COURSE_SHM_SPIN, COURSE_SHM_SLOT_KIB and COURSE_SHM_SLOTS override the channel's
+/// settings, COURSE_RING_CHUNK_KIB and COURSE_RING_SENDER_MIB (-1: never) the ring's, for
+/// measuring (README). A value out of range throws ConfigError naming the variable.
 ShmTuning choose_shm_tuning(int local_ranks, int cores);
 
 }  // namespace course
