@@ -17,12 +17,18 @@ namespace {
 // How often a sleeping waiter wakes to see whether its peer still runs.
 constexpr std::chrono::milliseconds kLivenessPeriod{100};
 
-// The slot's length field: how many payload bytes the producer put in.
-uint64_t& slot_length(char* slot) {
-  return *reinterpret_cast<uint64_t*>(slot);
+// A slot: its length (how many payload bytes the producer put in) in the first 8 bytes,
+// the payload from the next cache line on.
+constexpr size_t kSlotPayload = kShmCacheLine;
+
+[[maybe_unused]] uint64_t slot_length(const char* slot) {
+  uint64_t n;
+  std::memcpy(&n, slot, sizeof(n));
+  return n;
 }
-char* slot_payload(char* slot) {
-  return slot + kShmCacheLine;
+
+[[maybe_unused]] void set_slot_length(char* slot, uint64_t n) {
+  std::memcpy(slot, &n, sizeof(n));
 }
 
 }  // namespace

@@ -17,12 +17,18 @@ namespace {
 // How often a sleeping waiter wakes to see whether its peer still runs.
 constexpr std::chrono::milliseconds kLivenessPeriod{100};
 
-// The slot's length field: how many payload bytes the producer put in.
-uint64_t& slot_length(char* slot) {
-  return *reinterpret_cast<uint64_t*>(slot);
+// A slot: its length (how many payload bytes the producer put in) in the first 8 bytes,
+// the payload from the next cache line on.
+constexpr size_t kSlotPayload = kShmCacheLine;
+
+uint64_t slot_length(const char* slot) {
+  uint64_t n;
+  std::memcpy(&n, slot, sizeof(n));
+  return n;
 }
-char* slot_payload(char* slot) {
-  return slot + kShmCacheLine;
+
+void set_slot_length(char* slot, uint64_t n) {
+  std::memcpy(slot, &n, sizeof(n));
 }
 
 }  // namespace
@@ -60,8 +66,8 @@ size_t ShmChannel::try_write(const void* data, size_t n) {
   while (done < n && head - tail < slot_count_) {
     char* s = slot(head);
     const size_t k = std::min(n - done, size_t{slot_bytes_});
-    std::memcpy(slot_payload(s), src + done, k);
-    slot_length(s) = k;
+    std::memcpy(s + kSlotPayload, src + done, k);
+    set_slot_length(s, k);
     ++head;
     // release: the payload and length above are visible to whoever sees this head.
     ring_.head.store(head, std::memory_order_release);
@@ -85,7 +91,7 @@ size_t ShmChannel::try_read(void* data, size_t n) {
     char* s = slot(tail);
     const size_t length = slot_length(s);
     const size_t k = std::min(n - done, length - read_offset_);
-    std::memcpy(dst + done, slot_payload(s) + read_offset_, k);
+    std::memcpy(dst + done, s + kSlotPayload + read_offset_, k);
     read_offset_ += k;
     done += k;
     if (read_offset_ == length) {
