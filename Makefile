@@ -125,10 +125,12 @@ docs: setup
 # Lesson 09's table (one process, DataParallel, naive DDP per backend and variant) goes to
 # bench-results/lesson09_compare_np2.csv.
 # Lesson 10's DDP sweep (bucket caps, naive DDP, no_sync) writes lesson10_buckets.csv/.svg.
+# Lesson 12's table (the ring over tcp and over shm, Gloo, both links' ceilings) at 2 and 4
+# ranks writes bench-results/lesson12_npN.csv.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
-	@cmake --build build/solutions -j $(JOBS) --target lesson05 lesson02 lesson08 lesson09 lesson10 2>&1 | grep -E "error|Error" || true
+	@cmake --build build/solutions -j $(JOBS) --target lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 2>&1 | grep -E "error|Error" || true
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -137,6 +139,8 @@ bench: setup
 	build/solutions/lesson08 --bench > bench-results/lesson08.md && cat bench-results/lesson08.md
 	build/solutions/lesson09 --compare --np 2
 	build/solutions/lesson10 --bench --np 2
+	build/solutions/lesson12 --bench --np 2 $(BENCH_ARGS)
+	build/solutions/lesson12 --bench --np 4 $(BENCH_ARGS)
 	@echo "make bench: CSV and SVG in bench-results/"
 
 # Sanitizers. Separate build trees (the reference code, no CUDA: nvcc code is not

@@ -1,14 +1,11 @@
 // duplex_link.cpp: see duplex_link.h.
 //
-// one_thread: every send and recv is one non-blocking system call (MSG_DONTWAIT, as
-// socket.cpp does); only when neither direction can move a byte do we poll(), on the
+// one_thread: every send and recv is one non-blocking call of the stream (try_send,
+// try_recv); only when neither direction can move a byte do we wait (wait_either), on the
 // directions still needed, for at most the link's timeout.
 // sender_thread: a queue under a mutex; the send channel's worker pops spans and sends
-// each with Socket::send_all, the caller receives with Socket::recv_all.
+// each with ByteStream::send_all, the caller receives with ByteStream::recv_all.
 #include "duplex_link.h"
-
-#include <poll.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,12 +22,6 @@ namespace course {
 
 namespace {
 
-// The most one send() may take. The kernel would take up to the whole socket buffer (a
-// few MiB on loopback), but on loopback a send also runs the receiving side's TCP work
-// for those bytes on our CPU; smaller sends let our own receive direction in between, so
-// both directions advance together instead of in bursts.
-constexpr size_t kMaxSendBytes = 256 << 10;
-
 std::string describe_error(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -39,14 +30,6 @@ std::string describe_error(const std::exception_ptr& error) {
   } catch (...) {
     return "an exception that is not a std::exception";
   }
-}
-
-[[noreturn]] void throw_io(int err, const std::string& what) {
-  if (err == EPIPE || err == ECONNRESET) {
-    throw PeerClosedError(what + ": the connection was closed (" + std::strerror(err) +
-                          "); that rank probably exited or crashed, see its output");
-  }
-  throw NetworkError(what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
 }
 
 }  // namespace
@@ -77,7 +60,7 @@ struct DuplexLink::Sender {
     changed.notify_all();
   }
   // The worker's operation: send every span, in order, until closed and drained.
-  void run(Socket& out, Millis timeout) {
+  void run(ByteStream& out, Millis timeout) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       changed.wait(lock, [&] { return closed || !queue.empty(); });
@@ -114,7 +97,7 @@ struct DuplexLink::Sender {
   }
 };
 
-DuplexLink::DuplexLink(Socket& out, Socket& in, Millis timeout, std::string what,
+DuplexLink::DuplexLink(ByteStream& out, ByteStream& in, Millis timeout, std::string what,
                        std::shared_ptr<Sender> sender)
     : out_(out), in_(in), timeout_(timeout), what_(std::move(what)), sender_(std::move(sender)) {}
 
@@ -124,7 +107,7 @@ size_t DuplexLink::queued_bytes() const {
   return bytes;
 }
 
-// Only flush() waits to send without receiving. When the peer's socket buffers are full
+// Only flush() waits to send without receiving. When the peer's buffers are full
 // and nothing moves for the whole timeout, the peer is almost always doing the same: it
 // sends to its right neighbour before it receives from us, and every rank of the ring
 // waits for a receive that nobody posts.
@@ -134,11 +117,11 @@ std::string DuplexLink::send_deadlock_message(size_t queued) const {
          " bytes still queued and no receive posted. That rank is most likely blocked the "
          "same way, sending before it receives, so nobody reads: post_send, then recv while "
          "the sends drain, and flush only at the end (more than the socket buffers, a few "
-         "MiB, cannot be sent before the peer receives)";
+         "MiB over TCP, cannot be sent before the peer receives)";
 }
 
 std::string DuplexLink::describe(const char* direction) const {
-  const Socket& s = std::strcmp(direction, "to") == 0 ? out_ : in_;
+  const ByteStream& s = std::strcmp(direction, "to") == 0 ? out_ : in_;
   return what_ + " (" + direction + " " + s.peer_name() + ")";
 }
 
@@ -156,18 +139,19 @@ bool DuplexLink::try_send() {
   bool moved = false;
   while (!queue_.empty()) {
     Span& head = queue_.front();
-    const ssize_t k = ::send(out_.fd(), head.data, std::min(head.bytes, kMaxSendBytes),
-                             MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (k < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return moved;
-      if (errno == EINTR) continue;
-      throw_io(errno, "send " + describe("to"));
+    size_t k = 0;
+    try {
+      k = out_.try_send(head.data, head.bytes);
+    } catch (const PeerClosedError& e) {
+      throw PeerClosedError(what_ + ": " + e.what());
+    } catch (const NetworkError& e) {
+      throw NetworkError(what_ + ": " + e.what());
     }
-    moved = moved || k > 0;
+    if (k == 0) return moved;  // the stream takes no more right now
+    moved = true;
     head.data += k;
-    head.bytes -= static_cast<size_t>(k);
-    if (head.bytes > 0) return moved;  // the socket buffer is full
-    queue_.pop_front();
+    head.bytes -= k;
+    if (head.bytes == 0) queue_.pop_front();
   }
   return moved;
 }
@@ -175,48 +159,31 @@ bool DuplexLink::try_send() {
 bool DuplexLink::try_recv(char* data, size_t& done, size_t bytes) {
   bool moved = false;
   while (done < bytes) {
-    const ssize_t k = ::recv(in_.fd(), data + done, bytes - done, MSG_DONTWAIT);
-    if (k == 0) {
-      throw PeerClosedError("recv " + describe("from") + ": the peer closed the connection " +
-                            "with " + std::to_string(bytes - done) + " of " +
-                            std::to_string(bytes) + " bytes still to come; that rank " +
-                            "probably exited or crashed, see its output");
+    size_t k = 0;
+    try {
+      k = in_.try_recv(data + done, bytes - done);
+    } catch (const PeerClosedError& e) {
+      throw PeerClosedError(what_ + ": " + e.what() + " (" + std::to_string(bytes - done) + " of " +
+                            std::to_string(bytes) + " bytes were still to come)");
+    } catch (const NetworkError& e) {
+      throw NetworkError(what_ + ": " + e.what());
     }
-    if (k < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return moved;
-      if (errno == EINTR) continue;
-      throw_io(errno, "recv " + describe("from"));
-    }
+    if (k == 0) return moved;
     moved = true;
-    done += static_cast<size_t>(k);
+    done += k;
   }
   return moved;
 }
 
 void DuplexLink::wait_ready(bool want_in) {
   const bool want_out = !queue_.empty();
-  pollfd fds[2];
-  nfds_t n = 0;
-  if (out_.fd() == in_.fd()) {
-    fds[n++] = {out_.fd(), static_cast<short>((want_out ? POLLOUT : 0) | (want_in ? POLLIN : 0)),
-                0};
-  } else {
-    if (want_out) fds[n++] = {out_.fd(), POLLOUT, 0};
-    if (want_in) fds[n++] = {in_.fd(), POLLIN, 0};
-  }
-  for (;;) {
-    const int rc = ::poll(fds, n, static_cast<int>(timeout_.count()));
-    if (rc > 0) return;  // errors and hang-ups surface in the next send or recv
-    if (rc == 0) {
-      if (!want_in) throw TimeoutError(send_deadlock_message(queued_bytes()));
-      throw TimeoutError(what_ + ": no byte moved for " + std::to_string(timeout_.count()) +
-                         " ms (waiting to receive from " + in_.peer_name() +
-                         (want_out ? " and send to " + out_.peer_name() : "") +
-                         "); is every rank in the same collective with the same count? If it "
-                         "is only slow, raise COURSE_TIMEOUT_S");
-    }
-    if (errno != EINTR) throw_system_error("poll() in " + what_);
-  }
+  if (wait_either(out_, want_out, in_, want_in, timeout_)) return;
+  if (!want_in) throw TimeoutError(send_deadlock_message(queued_bytes()));
+  throw TimeoutError(what_ + ": no byte moved for " + std::to_string(timeout_.count()) +
+                     " ms (waiting to receive from " + in_.peer_name() +
+                     (want_out ? " and send to " + out_.peer_name() : "") +
+                     "); is every rank in the same collective with the same count? If it "
+                     "is only slow, raise COURSE_TIMEOUT_S");
 }
 
 void DuplexLink::recv(void* data, size_t bytes) {
@@ -282,7 +249,7 @@ void run_duplex(TcpComm& comm, int to, int from, const std::string& what, Duplex
     comm.send_channel(to).run_inline([&] {
       comm.recv_channel(from).run_inline([&] {
         try {
-          DuplexLink link(comm.socket(to), comm.socket(from), comm.timeout(), what);
+          DuplexLink link(comm.stream(to), comm.stream(from), comm.timeout(), what);
           body(link);
           link.flush();
         } catch (...) {
@@ -294,14 +261,14 @@ void run_duplex(TcpComm& comm, int to, int from, const std::string& what, Duplex
     // The sends run as one operation on the send channel's worker, after whatever that
     // channel was doing; the receives run here, holding the receive channel.
     auto sender = std::make_shared<DuplexLink::Sender>();
-    Socket& out = comm.socket(to);
+    ByteStream& out = comm.stream(to);
     const Millis timeout = comm.timeout();
     WorkPtr sends =
         comm.send_channel(to).submit([sender, &out, timeout] { sender->run(out, timeout); },
                                      what + " (sends to rank " + std::to_string(to) + ")");
     comm.recv_channel(from).run_inline([&] {
       try {
-        DuplexLink link(out, comm.socket(from), timeout, what, sender);
+        DuplexLink link(out, comm.stream(from), timeout, what, sender);
         body(link);
         link.flush();
       } catch (...) {

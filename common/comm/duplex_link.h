@@ -7,9 +7,11 @@
 // recv() blocks until a span from the other side has arrived, and the queued bytes keep
 // leaving meanwhile.
 //
-//      post_send(span) ──> queue ──> [out socket] ──> right neighbour
-//      recv(buffer)    <──────────── [in socket]  <── left neighbour   (out and in may be
-//                                                                        the same socket)
+//      post_send(span) ──> queue ──> [out stream] ──> right neighbour
+//      recv(buffer)    <──────────── [in stream]  <── left neighbour   (out and in may be
+//                                                                        the same stream)
+//
+// The streams are byte_stream.h's: TCP sockets, or lesson 12's shared-memory channels.
 //
 //   run_duplex(comm, right, left, "all_reduce_ring", DuplexMode::one_thread,
 //              [&](DuplexLink& link) {
@@ -19,9 +21,9 @@
 //
 // Who moves the queued bytes (DuplexMode):
 //   one_thread     the calling thread, inside every recv() and flush(): each send and
-//                  recv is one non-blocking system call, and poll() waits only when
-//                  neither direction can move. No thread hand-off: the fastest for small
-//                  transfers, whose cost is wake-ups, not bytes.
+//                  recv is one non-blocking call (try_send/try_recv), and wait_either()
+//                  sleeps only when neither direction can move. No thread hand-off: the fastest for
+//                  small transfers, whose cost is wake-ups, not bytes.
 //   sender_thread  the send channel's worker thread (tcp_comm.h) sends while the calling
 //                  thread receives and computes. Two threads per rank can use two cores
 //                  when the other rank's process is idle; for large transfers on a machine
@@ -41,7 +43,7 @@
 //    flushes when its body returns). One exception: recv() into a buffer that is still
 //    being sent waits for that send first (sender_thread mode), so the ring may receive a
 //    segment's final value into the memory it sent the partial one from.
-//  - The sockets are used by nobody else while run_duplex runs (it holds their channels).
+//  - The streams are used by nobody else while run_duplex runs (it holds their channels).
 //  - Errors: PeerClosedError when a peer closes, TimeoutError when nothing moves for the
 //    comm's timeout (from flush(): "<what>: deadlock: blocked in send to rank R ...", the
 //    sign of ranks that all send a buffer larger than the socket buffers before any of
@@ -57,7 +59,7 @@
 #include <memory>
 #include <string>
 
-#include "socket.h"
+#include "byte_stream.h"
 
 namespace course {
 
@@ -72,21 +74,21 @@ class DuplexLink {
  public:
   struct Sender;  // the queue shared with the sender thread (sender_thread mode)
 
-  /// `out` carries what we send, `in` what we receive (they may be the same socket).
+  /// `out` carries what we send, `in` what we receive (they may be the same stream).
   /// `what` names the operation in errors. `sender` null: one_thread mode.
-  DuplexLink(Socket& out, Socket& in, Millis timeout, std::string what,
+  DuplexLink(ByteStream& out, ByteStream& in, Millis timeout, std::string what,
              std::shared_ptr<Sender> sender = nullptr);
   DuplexLink(const DuplexLink&) = delete;
   DuplexLink& operator=(const DuplexLink&) = delete;
 
   /// Queues `bytes` bytes at `data` for sending after everything queued before, and (one
-  /// thread) sends as much as the socket takes right now without blocking.
+  /// thread) sends as much as the stream takes right now without blocking.
   void post_send(const void* data, size_t bytes);
 
   /// Receives exactly `bytes` bytes into `data`; queued bytes keep leaving meanwhile.
   void recv(void* data, size_t bytes);
 
-  /// Blocks until every queued byte has been handed to the kernel.
+  /// Blocks until every queued byte has been handed to the stream.
   void flush();
 
  private:
@@ -100,13 +102,13 @@ class DuplexLink {
   // one_thread: waits until a direction we still need can move (throws after timeout_).
   void wait_ready(bool want_in);
   std::string describe(const char* direction) const;
-  // one_thread: the bytes posted but not yet handed to the kernel.
+  // one_thread: the bytes posted but not yet handed to the stream.
   size_t queued_bytes() const;
   // flush() timed out: the "deadlock: blocked in send" error, naming what_ and the peer.
   std::string send_deadlock_message(size_t queued) const;
 
-  Socket& out_;
-  Socket& in_;
+  ByteStream& out_;
+  ByteStream& in_;
   Millis timeout_;
   std::string what_;
   std::shared_ptr<Sender> sender_;
@@ -116,7 +118,7 @@ class DuplexLink {
 /// Runs `body` with a DuplexLink that sends to `to` and receives from `from`, holding
 /// comm's receive channel of `from` for the whole body and, in one_thread mode, the send
 /// channel of `to` too; in sender_thread mode the sends run as one operation on the send
-/// channel of `to`. Either way no other operation touches those sockets meanwhile. The
+/// channel of `to`. Either way no other operation touches those streams meanwhile. The
 /// link is flushed when body returns. Any error aborts the comm and is rethrown.
 void run_duplex(TcpComm& comm, int to, int from, const std::string& what, DuplexMode mode,
                 const std::function<void(DuplexLink&)>& body);

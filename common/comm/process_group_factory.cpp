@@ -24,12 +24,17 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
           "make_process_group(tcp): the recipe needs connect_mesh (lesson 01) "
           "and install (the lesson's algorithms)");
     }
+    parse_transport(recipe.transport);  // a bad name fails before any connection is made
     TcpAlgorithms algorithms;
     recipe.install(algorithms);
     Mesh mesh = recipe.connect_mesh(store, rank, world, recipe.token, recipe.host,
                                     "mesh/" + recipe.name, recipe.timeout);
+    const Transport transport = parse_transport(recipe.transport);
+    std::vector<ByteStreamPtr> streams =
+        connect_streams(std::move(mesh), store, transport, recipe.connect_shm,
+                        "transport/" + recipe.name, recipe.timeout);
     return std::make_unique<TcpProcessGroup>(
-        std::move(mesh), std::move(algorithms), recipe.timeout,
+        rank, world, std::move(streams), std::move(algorithms), recipe.timeout,
         recipe.monitor ? CollectiveMonitor::for_group(store, "tcp/" + recipe.name, rank, world)
                        : nullptr);
   }

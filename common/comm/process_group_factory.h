@@ -9,7 +9,8 @@
 //                                recipe);
 //
 // "tcp" builds a TcpProcessGroup over a fresh full mesh with the recipe's algorithms (the
-// lesson code: common/ cannot name it, so the caller hands it over); "gloo" builds a
+// lesson code: common/ cannot name it, so the caller hands it over), its peers connected
+// as recipe.transport says (transport.h: sockets, or lesson 12's shared memory); "gloo" builds a
 // GlooProcessGroup, or throws ConfigError when this build has no Gloo. In common/, this
 // is the only file that asks whether Gloo was compiled in (COURSE_HAVE_GLOO); the gloo
 // backend's own files are compiled only when it was.
@@ -27,6 +28,7 @@
 #include "process_group.h"
 #include "process_group_tcp.h"
 #include "store.h"
+#include "transport.h"
 
 namespace course {
 
@@ -49,6 +51,11 @@ struct GroupRecipe {
   /// Gives the group a CollectiveMonitor (collective_monitor.h, on its own store
   /// connection): a failed collective names the ranks that had not reached it.
   bool monitor = true;
+  /// tcp only: what carries each peer's bytes, "tcp", "shm" or "auto" (transport.h).
+  std::string transport = "tcp";
+  /// tcp only, for "shm" and "auto": connects two local ranks over shared memory
+  /// (lesson 12's connect_shm; install_lesson12 sets it).
+  ShmConnector connect_shm;
 };
 
 /// The backends this build can make: "tcp", and "gloo" when Gloo was found.

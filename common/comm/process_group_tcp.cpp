@@ -5,6 +5,7 @@
 #include "activity.h"
 #include "collective_checks.h"
 #include "error.h"
+#include "transport.h"
 
 namespace course {
 namespace {
@@ -33,7 +34,13 @@ std::string algorithm_label(const TcpAlgorithms& algorithms, const char* entry) 
 
 TcpProcessGroup::TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout,
                                  std::unique_ptr<CollectiveMonitor> monitor)
-    : comm_(std::move(mesh), timeout),
+    : TcpProcessGroup(mesh.rank, mesh.world, socket_streams(std::move(mesh)), std::move(algorithms),
+                      timeout, std::move(monitor)) {}
+
+TcpProcessGroup::TcpProcessGroup(int rank, int world, std::vector<ByteStreamPtr> streams,
+                                 TcpAlgorithms algorithms, Millis timeout,
+                                 std::unique_ptr<CollectiveMonitor> monitor)
+    : comm_(rank, world, std::move(streams), timeout),
       algorithms_(std::move(algorithms)),
       monitor_(std::move(monitor)),
       // Any error in a call aborts the comm (tcp_comm.h's failure policy), whether it

@@ -38,6 +38,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "collective_monitor.h"
 #include "process_group.h"
@@ -92,6 +93,11 @@ class TcpProcessGroup final : public ProcessGroup {
   /// `mesh` from lesson 01's connect_full_mesh; `timeout` bounds every socket call;
   /// `monitor`, when given, diagnoses the first collective that fails (see above).
   TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout = default_timeout(),
+                  std::unique_ptr<CollectiveMonitor> monitor = nullptr);
+  /// One stream per rank (transport.h's connect_streams: sockets, shared memory or both);
+  /// streams[rank] is null. `monitor` as above.
+  TcpProcessGroup(int rank, int world, std::vector<ByteStreamPtr> streams, TcpAlgorithms algorithms,
+                  Millis timeout = default_timeout(),
                   std::unique_ptr<CollectiveMonitor> monitor = nullptr);
   /// Waits for pending async work; if some is still pending (a peer is missing) the group
   /// is aborted first so that the destructor cannot hang.

@@ -3,17 +3,30 @@
 
 #include "collective_checks.h"
 #include "error.h"
+#include "transport.h"
 
 namespace course {
 
-TcpComm::TcpComm(Mesh mesh, Millis timeout) : mesh_(std::move(mesh)), timeout_(timeout) {
-  if (mesh_.world < 1 || mesh_.rank < 0 || mesh_.rank >= mesh_.world ||
-      static_cast<int>(mesh_.peers.size()) != mesh_.world) {
-    throw ConfigError("TcpComm: the mesh says rank " + std::to_string(mesh_.rank) + " of " +
-                      std::to_string(mesh_.world) + " but holds " +
-                      std::to_string(mesh_.peers.size()) +
-                      " sockets: build it with connect_full_mesh (lesson 01)");
+TcpComm::TcpComm(Mesh mesh, Millis timeout)
+    : TcpComm(mesh.rank, mesh.world, socket_streams(std::move(mesh)), timeout) {}
+
+TcpComm::TcpComm(int rank, int world, std::vector<ByteStreamPtr> streams, Millis timeout)
+    : rank_(rank), world_(world), streams_(std::move(streams)), timeout_(timeout) {
+  if (world_ < 1 || rank_ < 0 || rank_ >= world_ || static_cast<int>(streams_.size()) != world_) {
+    throw ConfigError("TcpComm: the mesh says rank " + std::to_string(rank_) + " of " +
+                      std::to_string(world_) + " but holds " + std::to_string(streams_.size()) +
+                      " connections: build it with connect_full_mesh (lesson 01)");
   }
+  for (int peer = 0; peer < world_; ++peer) {
+    if (peer != rank_ && !streams_[peer]) {
+      throw ConfigError("TcpComm: rank " + std::to_string(rank_) + " has no connection to rank " +
+                        std::to_string(peer) + ": every peer needs one stream");
+    }
+  }
+  make_channels();
+}
+
+void TcpComm::make_channels() {
   // The first error aborts the comm; an error after that is most likely the abort's
   // shutdown cutting an operation short, so the caller is told about the first one.
   const auto on_error = [this](std::exception_ptr error) -> std::exception_ptr {
@@ -27,7 +40,7 @@ TcpComm::TcpComm(Mesh mesh, Millis timeout) : mesh_(std::move(mesh)), timeout_(t
     abort(exception_message(error));
     return error;
   };
-  for (int peer = 0; peer < mesh_.world; ++peer) {
+  for (int peer = 0; peer < world_; ++peer) {
     const std::string to = "rank " + std::to_string(peer);
     send_channels_.push_back(std::make_unique<SerialExecutor>("send to " + to, on_error));
     recv_channels_.push_back(std::make_unique<SerialExecutor>("recv from " + to, on_error));
@@ -36,29 +49,29 @@ TcpComm::TcpComm(Mesh mesh, Millis timeout) : mesh_(std::move(mesh)), timeout_(t
 
 TcpComm::~TcpComm() {
   bool pending = false;
-  for (int peer = 0; peer < mesh_.world; ++peer) {
+  for (int peer = 0; peer < world_; ++peer) {
     pending = pending || !send_channels_[peer]->idle() || !recv_channels_[peer]->idle();
   }
   if (pending) abort("the tcp comm was destroyed while operations were still pending");
-  // The channels join their workers before the sockets close (members die in reverse).
+  // The channels join their workers before the streams close (members die in reverse).
   send_channels_.clear();
   recv_channels_.clear();
 }
 
-Socket& TcpComm::socket(int peer) {
-  check_peer("tcp comm", peer, mesh_.rank, mesh_.world);
+ByteStream& TcpComm::stream(int peer) {
+  check_peer("tcp comm", peer, rank_, world_);
   check_not_aborted();
-  return mesh_.peers[peer];
+  return *streams_[peer];
 }
 
 SerialExecutor& TcpComm::send_channel(int peer) {
-  check_peer("tcp comm", peer, mesh_.rank, mesh_.world);
+  check_peer("tcp comm", peer, rank_, world_);
   check_not_aborted();
   return *send_channels_[peer];
 }
 
 SerialExecutor& TcpComm::recv_channel(int peer) {
-  check_peer("tcp comm", peer, mesh_.rank, mesh_.world);
+  check_peer("tcp comm", peer, rank_, world_);
   check_not_aborted();
   return *recv_channels_[peer];
 }
@@ -72,7 +85,9 @@ void TcpComm::abort(const std::string& reason) {
   }
   // shutdown(), not close(): another thread may be inside send/recv on the fd right now;
   // shutdown wakes it with an error, close could hand its fd number to a new file.
-  for (Socket& sock : mesh_.peers) sock.shutdown();
+  for (ByteStreamPtr& stream : streams_) {
+    if (stream) stream->shutdown();
+  }
 }
 
 void TcpComm::check_not_aborted() const {

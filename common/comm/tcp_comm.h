@@ -1,14 +1,15 @@
 // tcp_comm.h: what the course's own `tcp` backend is made of, and what lesson code gets.
 //
-// A TcpComm is the full mesh of lesson 01 plus, for every peer, two SerialExecutors, one
-// per direction of the socket:
+// A TcpComm is one byte stream per peer (byte_stream.h: the sockets of lesson 01's full
+// mesh, or lesson 12's shared-memory channels for ranks on one machine) plus, for every
+// peer, two SerialExecutors, one per direction of the stream:
 //
 //            rank 0                                   rank 1
-//   send_channel(1) ── worker or caller ──> socket ──> recv_channel(0)
-//   recv_channel(1) <── worker or caller ── socket <── send_channel(0)
+//   send_channel(1) ── worker or caller ──> stream ──> recv_channel(0)
+//   recv_channel(1) <── worker or caller ── stream <── send_channel(0)
 //
 // Lesson code (lessons 02-05, on the learner's side) receives a TcpComm& and moves bytes:
-//   comm.socket(peer)        the connection to peer (send_all / recv_all of socket.h)
+//   comm.stream(peer)        the connection to peer (send_all / recv_all of byte_stream.h)
 //   comm.send_channel(peer)  runs the operations that write to that socket, in order
 //   comm.recv_channel(peer)  runs the operations that read from it, in order
 // Two channels per peer make each connection full duplex: an isend to rank 1 and a recv
@@ -26,9 +27,12 @@
 // What this is not: the algorithms. Lessons 02-05 write them against this, and
 // process_group_tcp.h turns comm + algorithms into a ProcessGroup.
 //
-// Thread safety: socket(), the channels, abort() and aborted() may be called from any
-// thread. A socket is used only from inside its channel's operations (one writer and one
-// reader at a time, as socket.h requires).
+// The name stays "tcp" for the backend the course builds; what carries each peer's bytes
+// is the stream's business (stream(peer).kind(): "tcp" or "shm").
+//
+// Thread safety: stream(), the channels, abort() and aborted() may be called from any
+// thread. A stream is used only from inside its channel's operations (one writer and one
+// reader at a time, as byte_stream.h requires).
 #pragma once
 
 #include <atomic>
@@ -37,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_stream.h"
 #include "mesh.h"
 #include "serial_executor.h"
 
@@ -48,6 +53,9 @@ class TcpComm {
  public:
   /// Takes the mesh of lesson 01 (connect_full_mesh). `timeout` bounds every socket call.
   explicit TcpComm(Mesh mesh, Millis timeout = default_timeout());
+  /// Takes one stream per rank: streams[j] connects to rank j, streams[rank] is null.
+  TcpComm(int rank, int world, std::vector<ByteStreamPtr> streams,
+          Millis timeout = default_timeout());
   /// Destroying a comm with operations still pending aborts it first, so they fail
   /// instead of blocking the destructor (their Works then rethrow the abort).
   ~TcpComm();
@@ -55,23 +63,23 @@ class TcpComm {
   TcpComm& operator=(const TcpComm&) = delete;
 
   /// This rank.
-  int rank() const { return mesh_.rank; }
+  int rank() const { return rank_; }
   /// The number of ranks.
-  int size() const { return mesh_.world; }
-  /// The bound on every socket call.
+  int size() const { return world_; }
+  /// The bound on every stream call.
   Millis timeout() const { return timeout_; }
-  /// Changes the bound on later socket calls.
+  /// Changes the bound on later stream calls.
   void set_timeout(Millis timeout) { timeout_ = timeout; }
 
   /// The connection to `peer`. Throws ConfigError when peer is out of range or this rank,
   /// NetworkError when the comm has been aborted.
-  Socket& socket(int peer);
-  /// The ordered channels of `peer`'s socket (see above). Throw as socket() does.
+  ByteStream& stream(int peer);
+  /// The channel that orders sends to `peer` (see above). Throws as stream() does.
   SerialExecutor& send_channel(int peer);
-  /// The channel that orders receives from `peer`. Throws as socket() does.
+  /// The channel that orders receives from `peer`. Throws as stream() does.
   SerialExecutor& recv_channel(int peer);
 
-  /// Shuts down every connection and records `reason` (only the first reason is kept).
+  /// Shuts down every stream and records `reason` (only the first reason is kept).
   /// Idempotent; never blocks; safe from any thread, including a channel's worker.
   void abort(const std::string& reason);
   /// True once abort() has been called. Never blocks.
@@ -80,7 +88,11 @@ class TcpComm {
   void check_not_aborted() const;
 
  private:
-  Mesh mesh_;
+  void make_channels();
+
+  int rank_;
+  int world_;
+  std::vector<ByteStreamPtr> streams_;
   Millis timeout_;
   std::vector<std::unique_ptr<SerialExecutor>> send_channels_;
   std::vector<std::unique_ptr<SerialExecutor>> recv_channels_;

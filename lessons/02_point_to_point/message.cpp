@@ -9,12 +9,13 @@
 
 namespace course {
 
-void send_message(Socket& sock, std::span<const float> data, int tag, Millis timeout) {
+void send_message(ByteStream& sock, std::span<const float> data, int tag, Millis timeout) {
   // TODO(lesson02): send the 16-byte header, then the payload (small ones in one send)
   COURSE_TODO();
 }
 
-void recv_message(Socket& sock, std::span<float> data, int tag, int src, int dst, Millis timeout) {
+void recv_message(ByteStream& sock, std::span<float> data, int tag, int src, int dst,
+                  Millis timeout) {
   // TODO(lesson02): check the header (magic, tag, count: name both ranks), read the payload
   COURSE_TODO();
 }

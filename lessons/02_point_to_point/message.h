@@ -22,13 +22,14 @@
 // extension exercise.) Zero-element messages are real messages: a header and no payload.
 //
 // What this is not: a channel or a thread. These functions block the calling thread on
-// one socket; point_to_point.h decides on which thread they run.
+// one stream (a socket, or lesson 12's shared memory); point_to_point.h decides on which thread
+// they run.
 #pragma once
 
 #include <cstdint>
 #include <span>
 
-#include "socket.h"
+#include "byte_stream.h"
 
 namespace course {
 
@@ -53,7 +54,7 @@ inline constexpr size_t kSmallMessageBytes = 65536;
 /// Blocks until every byte is in the kernel's send buffer (not until the peer has read
 /// it): a large message blocks until the receiver drains it.
 /// Throws TimeoutError after `timeout`, PeerClosedError/NetworkError when the peer is gone.
-void send_message(Socket& sock, std::span<const float> data, int tag,
+void send_message(ByteStream& sock, std::span<const float> data, int tag,
                   Millis timeout = default_timeout());
 
 /// Reads the next message from `sock` into `data`. `src` and `dst` are the sending and
@@ -62,8 +63,8 @@ void send_message(Socket& sock, std::span<const float> data, int tag,
 /// `tag` (both tags), when its count differs from data.size() (both sizes), or when its
 /// header has the wrong magic (the stream is out of step). In every such case the payload
 /// is left unread: the connection can no longer be trusted (tcp_comm.h aborts it).
-/// Throws TimeoutError, PeerClosedError or NetworkError like Socket::recv_all.
-void recv_message(Socket& sock, std::span<float> data, int tag, int src, int dst,
+/// Throws TimeoutError, PeerClosedError or NetworkError like ByteStream::recv_all.
+void recv_message(ByteStream& sock, std::span<float> data, int tag, int src, int dst,
                   Millis timeout = default_timeout());
 
 }  // namespace course

@@ -51,10 +51,10 @@ struct RawMover : Mover {
   TcpComm& comm;
   explicit RawMover(TcpComm& c) : comm(c) {}
   void send(int peer, float* buffer, size_t bytes) override {
-    comm.socket(peer).send_all(buffer, bytes, comm.timeout());
+    comm.stream(peer).send_all(buffer, bytes, comm.timeout());
   }
   void recv(int peer, float* buffer, size_t bytes) override {
-    comm.socket(peer).recv_all(buffer, bytes, comm.timeout());
+    comm.stream(peer).recv_all(buffer, bytes, comm.timeout());
   }
 };
 

@@ -9,7 +9,7 @@
 
 namespace course {
 
-void send_message(Socket& sock, std::span<const float> data, int tag, Millis timeout) {
+void send_message(ByteStream& sock, std::span<const float> data, int tag, Millis timeout) {
   // BEGIN SOLUTION: send the 16-byte header, then the payload (small ones in one send)
   const MessageHeader header{kMessageMagic, tag, data.size()};
   const size_t bytes = data.size_bytes();
@@ -31,7 +31,8 @@ void send_message(Socket& sock, std::span<const float> data, int tag, Millis tim
   // END SOLUTION
 }
 
-void recv_message(Socket& sock, std::span<float> data, int tag, int src, int dst, Millis timeout) {
+void recv_message(ByteStream& sock, std::span<float> data, int tag, int src, int dst,
+                  Millis timeout) {
   // BEGIN SOLUTION: check the header (magic, tag, count: name both ranks), read the payload
   MessageHeader header;
   sock.recv_all(&header, sizeof(header), timeout);

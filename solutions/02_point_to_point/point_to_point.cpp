@@ -10,7 +10,7 @@ namespace course {
 
 void p2p_send(TcpComm& comm, std::span<const float> data, int dst, int tag) {
   // BEGIN SOLUTION: run send_message on dst's send channel, on this thread (run_inline)
-  Socket& sock = comm.socket(dst);
+  ByteStream& sock = comm.stream(dst);
   const Millis timeout = comm.timeout();
   comm.send_channel(dst).run_inline([&] { send_message(sock, data, tag, timeout); });
   // END SOLUTION
@@ -18,7 +18,7 @@ void p2p_send(TcpComm& comm, std::span<const float> data, int dst, int tag) {
 
 void p2p_recv(TcpComm& comm, std::span<float> data, int src, int tag) {
   // BEGIN SOLUTION: run recv_message on src's receive channel, on this thread (run_inline)
-  Socket& sock = comm.socket(src);
+  ByteStream& sock = comm.stream(src);
   const Millis timeout = comm.timeout();
   const int me = comm.rank();
   comm.recv_channel(src).run_inline([&] { recv_message(sock, data, tag, src, me, timeout); });
@@ -27,10 +27,10 @@ void p2p_recv(TcpComm& comm, std::span<float> data, int src, int tag) {
 
 WorkPtr p2p_isend(TcpComm& comm, std::span<const float> data, int dst, int tag) {
   // BEGIN SOLUTION: submit send_message to dst's send channel and return its Work
-  Socket& sock = comm.socket(dst);
+  ByteStream& sock = comm.stream(dst);
   const Millis timeout = comm.timeout();
   // The task runs later on another thread: capture by value (the span is a pointer and a
-  // length; the caller keeps the memory alive until wait()), and the socket by reference
+  // length; the caller keeps the memory alive until wait()), and the stream by reference
   // (it lives as long as the comm).
   return comm.send_channel(dst).submit(
       [&sock, data, tag, timeout] { send_message(sock, data, tag, timeout); },
@@ -41,7 +41,7 @@ WorkPtr p2p_isend(TcpComm& comm, std::span<const float> data, int dst, int tag) 
 
 WorkPtr p2p_irecv(TcpComm& comm, std::span<float> data, int src, int tag) {
   // BEGIN SOLUTION: submit recv_message to src's receive channel and return its Work
-  Socket& sock = comm.socket(src);
+  ByteStream& sock = comm.stream(src);
   const Millis timeout = comm.timeout();
   const int me = comm.rank();
   return comm.recv_channel(src).submit(

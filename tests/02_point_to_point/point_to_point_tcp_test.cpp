@@ -31,7 +31,7 @@ TEST(TcpPointToPoint, MessageIsSixteenByteHeaderThenPayload) {
       p2p_send(*comm, payload, 1, 7);
     } else {
       unsigned char bytes[16 + 12];
-      comm->socket(0).recv_all(bytes, sizeof(bytes));
+      comm->stream(0).recv_all(bytes, sizeof(bytes), comm->timeout());
       MessageHeader header;
       std::memcpy(&header, bytes, 16);
       EXPECT_EQ(header.magic, kMessageMagic);

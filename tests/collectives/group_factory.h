@@ -8,6 +8,12 @@
 //
 //   void install_suite_algorithms(TcpAlgorithms& algorithms) { install_lesson04(algorithms); }
 //
+// Lesson 12's binary also runs the suites over shared memory: the backend names "shm" and
+// "auto" make a tcp group whose peers are connected as that transport says
+// (common/comm/transport.h), through the connector that binary sets once:
+//
+//   const bool kShm = (suite_shm_connector() = connect_shm_default, true);
+//
 // What this is not: a registry. One function per binary, chosen at link time.
 #pragma once
 
@@ -26,6 +32,13 @@ namespace course::test {
 /// with the lessons the binary links (install_lesson02 ... install_lesson05).
 void install_suite_algorithms(TcpAlgorithms& algorithms);
 
+/// The shared-memory connector of the "shm" and "auto" backends (empty: they throw
+/// ConfigError saying so). Set by the binary that links lesson 12.
+inline ShmConnector& suite_shm_connector() {
+  static ShmConnector connector;
+  return connector;
+}
+
 /// A recipe for make_process_group on this rank: the harness's token, loopback.
 inline GroupRecipe suite_recipe(RankContext& ctx, const std::string& name, Millis timeout) {
   GroupRecipe recipe;
@@ -37,13 +50,19 @@ inline GroupRecipe suite_recipe(RankContext& ctx, const std::string& name, Milli
   return recipe;
 }
 
-/// A group on `backend` ("tcp": install_suite_algorithms over a fresh full mesh; "gloo").
-/// Every rank calls it with the same backend and name; two groups alive at once in one
-/// test need two names (they key the rendezvous).
+/// A group on `backend` ("tcp": install_suite_algorithms over a fresh full mesh; "shm" and
+/// "auto": the same over that transport; "gloo"). Every rank calls it with the same
+/// backend and name; two groups alive at once in one test need two names (they key the
+/// rendezvous).
 inline std::unique_ptr<ProcessGroup> make_group(const std::string& backend, RankContext& ctx,
                                                 const std::string& name = "pg") {
-  return make_process_group(backend, ctx.store(), ctx.rank, ctx.world,
-                            suite_recipe(ctx, name, default_timeout()));
+  GroupRecipe recipe = suite_recipe(ctx, name, default_timeout());
+  if (backend == "shm" || backend == "auto") {
+    recipe.transport = backend;
+    recipe.connect_shm = suite_shm_connector();
+    return make_process_group("tcp", ctx.store(), ctx.rank, ctx.world, recipe);
+  }
+  return make_process_group(backend, ctx.store(), ctx.rank, ctx.world, recipe);
 }
 
 /// A tcp group running `algorithms` (a test of one lesson's own calls).

@@ -107,10 +107,11 @@ inline void expect_same_on_every_rank(RankContext& ctx, const std::string& key, 
 }
 
 /// Whether a backend turns counts that differ across ranks into errors on the ranks
-/// whose data depends on them (the tcp backend does: every message carries its count).
-/// Backends without this guarantee skip the Mismatched* tests.
+/// whose data depends on them (the tcp backend does: every message carries its count,
+/// over sockets or shared memory). Backends without this guarantee skip the Mismatched*
+/// tests.
 inline bool detects_mismatched_counts(const std::string& backend) {
-  return backend == "tcp";
+  return backend == "tcp" || backend == "shm" || backend == "auto";
 }
 
 /// Runs `call` on a fresh group named "mismatch-<name>" and says whether it threw a

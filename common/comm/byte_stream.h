@@ -1,0 +1,101 @@
+// byte_stream.h: a connection to one peer that moves bytes in order, whatever carries them.
+//
+// Lessons 02-05 were written against TCP sockets; lesson 12 adds a second carrier for
+// ranks on one machine (a ring of slots in shared memory). Both sit behind ByteStream, so
+// TcpComm keeps one stream per peer and every algorithm above it (messages, DuplexLink,
+// the ring, the collectives) runs unchanged on either:
+//
+//   ByteStream          send_all / recv_all (blocking, with a timeout), try_send /
+//      |                try_recv (never block: move what can move now), wait (until a
+//      |                direction could move), shutdown / close, peer_name
+//      +-- SocketStream   a TCP Socket (socket.h); poll_fd() is its fd
+//      +-- ShmStream      two shared-memory channels (lesson 12)
+//
+// wait_either() waits on two streams at once (DuplexLink's one_thread mode sends to one
+// peer and receives from another): two sockets wait together in one poll(); otherwise the
+// waits alternate in short slices.
+//
+// Errors: PeerClosedError when the peer is gone (closed, crashed), TimeoutError when a
+// blocking call's deadline passes, NetworkError otherwise; each names the peer.
+//
+// Thread safety: as Socket: one sending and one receiving thread at a time; shutdown()
+// from any thread (it wakes both).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "socket.h"
+
+namespace course {
+
+/// An ordered, reliable byte connection to one peer (see the top of this file).
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+
+  /// Sends exactly n bytes. Throws PeerClosedError, TimeoutError or NetworkError.
+  virtual void send_all(const void* data, size_t n, Millis timeout) = 0;
+  /// Receives exactly n bytes. Throws PeerClosedError, TimeoutError or NetworkError.
+  virtual void recv_all(void* data, size_t n, Millis timeout) = 0;
+  /// Sends what can leave now without blocking (at most n bytes); returns how many left.
+  virtual size_t try_send(const void* data, size_t n) = 0;
+  /// Receives what has arrived (at most n bytes) without blocking; returns how many.
+  /// Throws PeerClosedError once the peer is gone and nothing is left to read.
+  virtual size_t try_recv(void* data, size_t n) = 0;
+  /// Blocks until try_send (want_send) or try_recv (want_recv) could move a byte or would
+  /// fail, for at most `timeout`. False when the timeout passed first.
+  virtual bool wait(bool want_send, bool want_recv, Millis timeout) = 0;
+  /// A file descriptor poll() can wait on for both directions, or -1 (not a socket).
+  virtual int poll_fd() const { return -1; }
+
+  /// Wakes any thread blocked on this stream with an error; later calls fail. Never blocks.
+  virtual void shutdown() = 0;
+  /// Releases the connection now. The destructor does the same.
+  virtual void close() = 0;
+  /// "rank 2" (or an address), for error messages.
+  virtual const std::string& peer_name() const = 0;
+  /// Renames the peer in error messages.
+  virtual void set_peer_name(std::string name) = 0;
+  /// What carries the bytes: "tcp" or "shm".
+  virtual const char* kind() const = 0;
+};
+
+/// Owning handle of a stream.
+using ByteStreamPtr = std::unique_ptr<ByteStream>;
+
+/// A ByteStream over a connected TCP Socket (socket.h), which it owns.
+class SocketStream final : public ByteStream {
+ public:
+  /// Takes the connection.
+  explicit SocketStream(Socket socket) : socket_(std::move(socket)) {}
+
+  void send_all(const void* data, size_t n, Millis timeout) override {
+    socket_.send_all(data, n, timeout);
+  }
+  void recv_all(void* data, size_t n, Millis timeout) override {
+    socket_.recv_all(data, n, timeout);
+  }
+  size_t try_send(const void* data, size_t n) override;
+  size_t try_recv(void* data, size_t n) override;
+  bool wait(bool want_send, bool want_recv, Millis timeout) override;
+  int poll_fd() const override { return socket_.fd(); }
+  void shutdown() override { socket_.shutdown(); }
+  void close() override { socket_.close(); }
+  const std::string& peer_name() const override { return socket_.peer_name(); }
+  void set_peer_name(std::string name) override { socket_.set_peer_name(std::move(name)); }
+  const char* kind() const override { return "tcp"; }
+
+  /// The socket underneath.
+  Socket& socket() { return socket_; }
+
+ private:
+  Socket socket_;
+};
+
+/// Waits until `out` could send (want_send) or `in` could receive (want_recv), for at
+/// most `timeout`; false when it passed first. `out` and `in` may be the same stream.
+bool wait_either(ByteStream& out, bool want_send, ByteStream& in, bool want_recv, Millis timeout);
+
+}  // namespace course
