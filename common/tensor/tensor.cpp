@@ -100,6 +100,11 @@ std::span<float> Tensor::span() const {
   return {data(), static_cast<size_t>(numel_)};
 }
 
+std::span<float> Tensor::device_span() const {
+  if (!storage_) throw ConfigError("device_span() of an undefined tensor");
+  return {raw(), static_cast<size_t>(numel_)};
+}
+
 float Tensor::item() const {
   if (numel_ != 1) {
     throw ConfigError("item() needs exactly one element, not the " + std::to_string(numel_) +

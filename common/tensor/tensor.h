@@ -105,6 +105,9 @@ class Tensor {
   float* raw() const;
   /// data() as a span of numel() floats.
   std::span<float> span() const;
+  /// raw() as a span of numel() floats, on any device: what a process group takes (a CUDA
+  /// tensor's span is device memory, for the nccl backend; never dereference it on the host).
+  std::span<float> device_span() const;
 
   /// The only element. REQUIRES: numel() == 1. Copies from the device if needed.
   float item() const;

@@ -1,0 +1,178 @@
+// process_group_nccl_collectives.cpp: the collectives of the `nccl` backend (see
+// process_group_nccl.h). Each checks this rank's arguments (collective_checks.h) and its
+// buffers (CUDA memory of the group's GPU), then queues NCCL calls through launch(); the
+// blocking calls wait for the Work under the group's timeout.
+//
+// Compiled only when CMake found CUDA and NCCL (COURSE_HAVE_NCCL).
+#include <string>
+
+#include "collective_checks.h"
+#include "process_group_nccl_impl.h"
+#include "work.h"
+
+namespace course {
+
+namespace {
+
+std::string op_str(const char* name, size_t count, ReduceOp op) {
+  return std::string(name) + "(" + nccl_count_str(count) + ", op " + reduce_op_name(op) + ")";
+}
+
+std::string rooted_str(const char* name, size_t count, int root) {
+  return std::string(name) + "(" + nccl_count_str(count) + ", root " + std::to_string(root) + ")";
+}
+
+}  // namespace
+
+void NcclProcessGroup::broadcast(std::span<float> data, int root) {
+  Impl& im = *impl_;
+  check_root("nccl broadcast", root, im.world);
+  if (data.empty()) return;
+  const std::string what = rooted_str("broadcast", data.size(), root);
+  im.check_buffer(data.data(), data.size(), what, "data");
+  im.launch(what, [&] {
+      return ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat, root, im.comm,
+                           im.stream);
+    })->wait(im.options.timeout);
+}
+
+void NcclProcessGroup::reduce(std::span<float> data, ReduceOp op, int root) {
+  Impl& im = *impl_;
+  check_root("nccl reduce", root, im.world);
+  if (data.empty()) return;
+  const std::string what = op_str("reduce", data.size(), op) + " to root " + std::to_string(root);
+  im.check_buffer(data.data(), data.size(), what, "data");
+  im.launch(what, [&] {
+      return ncclReduce(data.data(), data.data(), data.size(), ncclFloat, nccl_reduce_op(op), root,
+                        im.comm, im.stream);
+    })->wait(im.options.timeout);
+}
+
+WorkPtr NcclProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
+  Impl& im = *impl_;
+  if (data.empty()) return completed_work();
+  const std::string what = op_str("all_reduce", data.size(), op);
+  im.check_buffer(data.data(), data.size(), what, "data");
+  return im.launch(what, [&] {
+    return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, nccl_reduce_op(op),
+                         im.comm, im.stream);
+  });
+}
+
+void NcclProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
+  all_reduce_async(data, op)->wait(impl_->options.timeout);
+}
+
+void NcclProcessGroup::barrier() {
+  // One float all-reduced: returns once every rank has queued it and it has finished.
+  Impl& im = *impl_;
+  im.launch("barrier (a one-element all_reduce)", [&] {
+      return ncclAllReduce(im.scratch, im.scratch, 1, ncclFloat, ncclSum, im.comm, im.stream);
+    })->wait(im.options.timeout);
+}
+
+void NcclProcessGroup::all_gather(std::span<const float> input, std::span<float> output) {
+  Impl& im = *impl_;
+  check_world_multiple("nccl all_gather", "output", output.size(), "input", input.size(), im.world);
+  if (input.empty()) return;
+  const std::string what = "all_gather(" + nccl_count_str(input.size()) + " per rank)";
+  im.check_buffer(input.data(), input.size(), what, "input");
+  im.check_buffer(output.data(), output.size(), what, "output");
+  im.launch(what, [&] {
+      return ncclAllGather(input.data(), output.data(), input.size(), ncclFloat, im.comm,
+                           im.stream);
+    })->wait(im.options.timeout);
+}
+
+void NcclProcessGroup::reduce_scatter(std::span<const float> input, std::span<float> output,
+                                      ReduceOp op) {
+  Impl& im = *impl_;
+  check_world_multiple("nccl reduce_scatter", "input", input.size(), "output", output.size(),
+                       im.world);
+  if (output.empty()) return;
+  const std::string what = op_str("reduce_scatter", output.size(), op) + " per rank";
+  im.check_buffer(input.data(), input.size(), what, "input");
+  im.check_buffer(output.data(), output.size(), what, "output");
+  im.launch(what, [&] {
+      return ncclReduceScatter(input.data(), output.data(), output.size(), ncclFloat,
+                               nccl_reduce_op(op), im.comm, im.stream);
+    })->wait(im.options.timeout);
+}
+
+// ---- grouped send/recv -----------------------------------------------------------------
+
+void NcclProcessGroup::scatter(std::span<const float> input, std::span<float> output, int root) {
+  Impl& im = *impl_;
+  check_root("nccl scatter", root, im.world);
+  const size_t k = output.size();
+  if (im.rank == root) {
+    check_world_multiple("nccl scatter", "input", input.size(), "output", k, im.world);
+  }
+  if (k == 0) return;
+  const std::string what = rooted_str("scatter", k, root) + " per rank";
+  if (im.rank == root) im.check_buffer(input.data(), input.size(), what, "input");
+  im.check_buffer(output.data(), k, what, "output");
+  im.launch(what, [&] {
+      return nccl_grouped([&] {
+        if (im.rank == root) {
+          for (int r = 0; r < im.world; ++r) {
+            const ncclResult_t s =
+                ncclSend(input.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
+            if (s != ncclSuccess && s != ncclInProgress) return s;
+          }
+        }
+        return ncclRecv(output.data(), k, ncclFloat, root, im.comm, im.stream);
+      });
+    })->wait(im.options.timeout);
+}
+
+void NcclProcessGroup::gather(std::span<const float> input, std::span<float> output, int root) {
+  Impl& im = *impl_;
+  check_root("nccl gather", root, im.world);
+  const size_t k = input.size();
+  if (im.rank == root) {
+    check_world_multiple("nccl gather", "output", output.size(), "input", k, im.world);
+  }
+  if (k == 0) return;
+  const std::string what = rooted_str("gather", k, root) + " per rank";
+  im.check_buffer(input.data(), k, what, "input");
+  if (im.rank == root) im.check_buffer(output.data(), output.size(), what, "output");
+  im.launch(what, [&] {
+      return nccl_grouped([&] {
+        if (im.rank == root) {
+          for (int r = 0; r < im.world; ++r) {
+            const ncclResult_t s =
+                ncclRecv(output.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
+            if (s != ncclSuccess && s != ncclInProgress) return s;
+          }
+        }
+        return ncclSend(input.data(), k, ncclFloat, root, im.comm, im.stream);
+      });
+    })->wait(im.options.timeout);
+}
+
+void NcclProcessGroup::all_to_all(std::span<const float> input, std::span<float> output) {
+  Impl& im = *impl_;
+  check_world_multiple("nccl all_to_all", "input", input.size(), "a slice",
+                       output.size() / static_cast<size_t>(im.world), im.world);
+  check_world_multiple("nccl all_to_all", "output", output.size(), "a slice",
+                       input.size() / static_cast<size_t>(im.world), im.world);
+  const size_t k = input.size() / static_cast<size_t>(im.world);
+  if (k == 0) return;
+  const std::string what = "all_to_all(" + nccl_count_str(k) + " per pair of ranks)";
+  im.check_buffer(input.data(), input.size(), what, "input");
+  im.check_buffer(output.data(), output.size(), what, "output");
+  im.launch(what, [&] {
+      return nccl_grouped([&] {
+        for (int r = 0; r < im.world; ++r) {
+          ncclResult_t s = ncclSend(input.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
+          if (s != ncclSuccess && s != ncclInProgress) return s;
+          s = ncclRecv(output.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
+          if (s != ncclSuccess && s != ncclInProgress) return s;
+        }
+        return ncclSuccess;
+      });
+    })->wait(im.options.timeout);
+}
+
+}  // namespace course
