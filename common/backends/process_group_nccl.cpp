@@ -179,7 +179,7 @@ WorkPtr NcclProcessGroup::Impl::launch(const std::string& what,
   check_nccl(enqueue(), what);
   await_accepted_locked(what, deadline);
   auto state = std::make_shared<NcclWorkState>();
-  state->what = what;
+  state->what = what + " on rank " + std::to_string(rank) + " of " + std::to_string(world);
   state->deadline = deadline;
   check_cuda_call(cudaEventCreateWithFlags(&state->done, cudaEventDisableTiming),
                   what + ": cudaEventCreate");
