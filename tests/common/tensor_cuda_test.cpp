@@ -102,6 +102,29 @@ TEST(TensorDevice, DeviceSpanOfACudaTensorIsDeviceMemory) {
   EXPECT_THROW(t.span(), ConfigError);
 }
 
+TEST(TensorDevice, WithoutAGpuMoveToCudaFailsAndLeavesTheTensorWhereItWas) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present";
+  const Tensor t = Tensor::from_vector({3}, {1, 2, 3});
+  EXPECT_NO_THROW(t.move_to_(Device::cpu));  // already there: a no-op
+  EXPECT_THROW(t.move_to_(Device::cuda), Error);
+  EXPECT_EQ(t.device(), Device::cpu);
+  EXPECT_EQ(t.to_vector(), (std::vector<float>{1, 2, 3}));
+}
+
+TEST(TensorDevice, MoveToMovesEveryHandleAndViewOfTheStorage) {
+  SKIP_WITHOUT_CUDA();
+  const Tensor t = Tensor::from_vector({2, 2}, {1, 2, 3, 4});
+  const Tensor handle = t, view = t.rows(1, 1);
+  t.move_to_(Device::cuda);
+  EXPECT_EQ(handle.device(), Device::cuda);
+  EXPECT_EQ(view.device(), Device::cuda);
+  EXPECT_EQ(view.to_vector(), (std::vector<float>{3, 4}));
+  fill_(view, 9.0f);  // a write through the view shows in the whole tensor
+  view.move_to_(Device::cpu);
+  EXPECT_EQ(t.device(), Device::cpu);
+  EXPECT_EQ(t.to_vector(), (std::vector<float>{1, 2, 9, 9}));
+}
+
 // ---- every kernel vs its CPU twin --------------------------------------------------------
 
 TEST(TensorCudaRandom, ElementwiseOpsMatchTheCpu) {
