@@ -57,6 +57,16 @@ ncclUniqueId from_hex(const std::string& hex, const std::string& key) {
 // ---- Work ----------------------------------------------------------------------------
 
 void NcclWork::wait(Millis timeout) {
+  wait_event(timeout);
+  if (!staging_) return;
+  std::lock_guard<std::mutex> lock(copy_mu_);
+  if (!copied_) {
+    staging_->copy_back(state_->what);
+    copied_ = true;
+  }
+}
+
+void NcclWork::wait_event(Millis timeout) {
   const auto deadline = NcclClock::now() + timeout;
   for (;;) {
     {
@@ -100,27 +110,35 @@ void NcclProcessGroup::Impl::check_not_aborted_locked() const {
   }
 }
 
-void NcclProcessGroup::Impl::check_buffer(const void* p, size_t n, const std::string& op,
-                                          const char* name) const {
-  if (n == 0) return;
+float* NcclProcessGroup::Impl::device_ptr(const float* p, size_t n, const std::string& op,
+                                          const char* name, NcclStaging& staging,
+                                          bool is_output) const {
+  float* const mutable_p = const_cast<float*>(p);
+  if (n == 0) return mutable_p;
   cudaPointerAttributes attr{};
   const cudaError_t status = cudaPointerGetAttributes(&attr, p);
   if (status != cudaSuccess) cudaGetLastError();  // clears the sticky "invalid value"
   const bool on_device = status == cudaSuccess &&
                          (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged);
-  if (!on_device) {
-    throw ConfigError("nccl " + op + ": `" + name + "` (" + std::to_string(n) +
-                      " floats) is host memory, but the nccl backend takes CUDA memory of GPU " +
-                      std::to_string(options.device) +
-                      ": move the tensor with .to(Device::cuda) and pass its device_span(), "
-                      "or run CPU tensors on --backend tcp or gloo");
-  }
-  if (attr.device != options.device) {
+  if (on_device && attr.device != options.device) {
     throw ConfigError("nccl " + op + ": `" + name + "` lives on GPU " +
                       std::to_string(attr.device) + ", but this rank's group drives GPU " +
                       std::to_string(options.device) +
                       ": create tensors after cuda_set_device(LOCAL_RANK)");
   }
+  if (on_device) return mutable_p;
+  // Host memory: a device copy for the operation (small buffers: statistics, flags).
+  check_cuda_call(cudaSetDevice(options.device), "cudaSetDevice");
+  NcclStaging::Entry entry;
+  entry.count = n;
+  check_cuda_call(
+      cudaMalloc(&entry.device, n * sizeof(float)),
+      op + ": staging `" + name + "` (" + std::to_string(n) + " floats of host memory)");
+  staging.entries.push_back(entry);  // freed with the staging from here on
+  check_cuda_call(cudaMemcpy(entry.device, p, n * sizeof(float), cudaMemcpyHostToDevice),
+                  op + ": copying `" + name + "` to the GPU");
+  if (is_output) staging.entries.back().host_out = mutable_p;
+  return entry.device;
 }
 
 void NcclProcessGroup::Impl::abort_locked(const std::string& reason, std::exception_ptr error,
@@ -167,7 +185,8 @@ void NcclProcessGroup::Impl::await_accepted_locked(const std::string& what,
 }
 
 WorkPtr NcclProcessGroup::Impl::launch(const std::string& what,
-                                       const std::function<ncclResult_t()>& enqueue) {
+                                       const std::function<ncclResult_t()>& enqueue,
+                                       std::shared_ptr<NcclStaging> staging) {
   std::lock_guard<std::mutex> lock(mu);
   check_not_aborted_locked();
   const auto deadline = NcclClock::now() + options.timeout;
@@ -185,7 +204,7 @@ WorkPtr NcclProcessGroup::Impl::launch(const std::string& what,
                   what + ": cudaEventCreate");
   check_cuda_call(cudaEventRecord(state->done, stream), what + ": cudaEventRecord");
   pending.push_back(state);
-  return std::make_shared<NcclWork>(std::move(state));
+  return std::make_shared<NcclWork>(std::move(state), std::move(staging));
 }
 
 void NcclProcessGroup::Impl::watch() {
@@ -369,9 +388,10 @@ WorkPtr NcclProcessGroup::isend(std::span<const float> data, int dst, int tag) {
   const std::string what = "isend to rank " + std::to_string(dst) + " (" +
                            nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
   if (data.empty()) return completed_work();  // nothing to move, on both sides
-  im.check_buffer(data.data(), data.size(), what, "data");
+  auto staging = std::make_shared<NcclStaging>();
+  const float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, false);
   return im.launch(
-      what, [&] { return ncclSend(data.data(), data.size(), ncclFloat, dst, im.comm, im.stream); });
+      what, [&] { return ncclSend(d, data.size(), ncclFloat, dst, im.comm, im.stream); }, staging);
 }
 
 WorkPtr NcclProcessGroup::irecv(std::span<float> data, int src, int tag) {
@@ -381,9 +401,10 @@ WorkPtr NcclProcessGroup::irecv(std::span<float> data, int src, int tag) {
   const std::string what = "irecv from rank " + std::to_string(src) + " (" +
                            nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
   if (data.empty()) return completed_work();  // nothing to move, on both sides
-  im.check_buffer(data.data(), data.size(), what, "data");
+  auto staging = std::make_shared<NcclStaging>();
+  float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, true);
   return im.launch(
-      what, [&] { return ncclRecv(data.data(), data.size(), ncclFloat, src, im.comm, im.stream); });
+      what, [&] { return ncclRecv(d, data.size(), ncclFloat, src, im.comm, im.stream); }, staging);
 }
 
 }  // namespace course

@@ -2,7 +2,8 @@
 //
 // NcclProcessGroup implements every call of process_group.h with NVIDIA's NCCL, the
 // library behind torch.distributed's "nccl" backend. Buffers are CUDA memory of this
-// rank's GPU (Tensor::device_span() of a Device::cuda tensor); one rank per GPU.
+// rank's GPU (Tensor::device_span() of a Device::cuda tensor), or small host buffers,
+// staged (below); one rank per GPU.
 //
 //   NcclOptions options;
 //   options.device = local_rank;                   // the GPU this rank drives
@@ -29,15 +30,18 @@
 //                fails at once. A stuck peer becomes an error, never a silent hang (torch's
 //                NCCL watchdog does the same).
 //
-// Host memory: refused. A buffer that is not CUDA memory of this group's GPU is a
-// ConfigError naming the operation ("move the tensor with .to(Device::cuda)"), found with
-// cudaPointerGetAttributes before NCCL sees it; nothing is staged behind the caller's back.
+// Host memory: staged. A buffer in host memory (a CPU tensor's span: BatchNorm statistics,
+// DDP's used-parameter flags, a checkpoint's tensors) is copied to a fresh device buffer
+// before the operation and, for outputs, back after it, in the Work's wait(), as torch's
+// Gloo backend does for CUDA tensors the other way round. It costs two copies and an
+// allocation per call: fine for a few kilobytes, never for gradients, which live on the
+// GPU. Memory of another GPU is a ConfigError (found with cudaPointerGetAttributes).
 // Point to point: NCCL has no tags; messages between two ranks match in the order they
 // were issued, so the tag is checked for range and otherwise ignored. NCCL does not carry
 // counts either: sizes checked here are this rank's (collective_checks.h); a mismatch
 // between ranks is a hang that the watchdog turns into a TimeoutError.
 //
-// Errors: ConfigError (bad arguments, host memory, a GPU that does not exist),
+// Errors: ConfigError (bad arguments, another GPU's memory, a GPU that does not exist),
 // TimeoutError (rendezvous or an operation past the timeout), NetworkError / SystemError
 // (NCCL or CUDA failures, nccl_check.h). After an abort every call throws.
 //

@@ -1,7 +1,8 @@
 // process_group_nccl_collectives.cpp: the collectives of the `nccl` backend (see
-// process_group_nccl.h). Each checks this rank's arguments (collective_checks.h) and its
-// buffers (CUDA memory of the group's GPU), then queues NCCL calls through launch(); the
-// blocking calls wait for the Work under the group's timeout.
+// process_group_nccl.h). Each checks this rank's arguments (collective_checks.h), maps
+// its buffers to device pointers (device_ptr: CUDA memory as is, host memory staged), then
+// queues NCCL calls through launch(); the blocking calls wait for the Work under the
+// group's timeout (which also copies staged outputs back).
 //
 // Compiled only when CMake found CUDA and NCCL (COURSE_HAVE_NCCL).
 #include <string>
@@ -29,11 +30,12 @@ void NcclProcessGroup::broadcast(std::span<float> data, int root) {
   check_root("nccl broadcast", root, im.world);
   if (data.empty()) return;
   const std::string what = rooted_str("broadcast", data.size(), root);
-  im.check_buffer(data.data(), data.size(), what, "data");
-  im.launch(what, [&] {
-      return ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat, root, im.comm,
-                           im.stream);
-    })->wait(im.options.timeout);
+  auto staging = std::make_shared<NcclStaging>();
+  float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, true);
+  im.launch(
+        what, [&] { return ncclBroadcast(d, d, data.size(), ncclFloat, root, im.comm, im.stream); },
+        staging)
+      ->wait(im.options.timeout);
 }
 
 void NcclProcessGroup::reduce(std::span<float> data, ReduceOp op, int root) {
@@ -41,22 +43,30 @@ void NcclProcessGroup::reduce(std::span<float> data, ReduceOp op, int root) {
   check_root("nccl reduce", root, im.world);
   if (data.empty()) return;
   const std::string what = op_str("reduce", data.size(), op) + " to root " + std::to_string(root);
-  im.check_buffer(data.data(), data.size(), what, "data");
-  im.launch(what, [&] {
-      return ncclReduce(data.data(), data.data(), data.size(), ncclFloat, nccl_reduce_op(op), root,
-                        im.comm, im.stream);
-    })->wait(im.options.timeout);
+  auto staging = std::make_shared<NcclStaging>();
+  float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, im.rank == root);
+  im.launch(
+        what,
+        [&] {
+          return ncclReduce(d, d, data.size(), ncclFloat, nccl_reduce_op(op), root, im.comm,
+                            im.stream);
+        },
+        staging)
+      ->wait(im.options.timeout);
 }
 
 WorkPtr NcclProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
   Impl& im = *impl_;
   if (data.empty()) return completed_work();
   const std::string what = op_str("all_reduce", data.size(), op);
-  im.check_buffer(data.data(), data.size(), what, "data");
-  return im.launch(what, [&] {
-    return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, nccl_reduce_op(op),
-                         im.comm, im.stream);
-  });
+  auto staging = std::make_shared<NcclStaging>();
+  float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, true);
+  return im.launch(
+      what,
+      [&] {
+        return ncclAllReduce(d, d, data.size(), ncclFloat, nccl_reduce_op(op), im.comm, im.stream);
+      },
+      staging);
 }
 
 void NcclProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
@@ -76,12 +86,13 @@ void NcclProcessGroup::all_gather(std::span<const float> input, std::span<float>
   check_world_multiple("nccl all_gather", "output", output.size(), "input", input.size(), im.world);
   if (input.empty()) return;
   const std::string what = "all_gather(" + nccl_count_str(input.size()) + " per rank)";
-  im.check_buffer(input.data(), input.size(), what, "input");
-  im.check_buffer(output.data(), output.size(), what, "output");
-  im.launch(what, [&] {
-      return ncclAllGather(input.data(), output.data(), input.size(), ncclFloat, im.comm,
-                           im.stream);
-    })->wait(im.options.timeout);
+  auto staging = std::make_shared<NcclStaging>();
+  const float* in = im.device_ptr(input.data(), input.size(), what, "input", *staging, false);
+  float* out = im.device_ptr(output.data(), output.size(), what, "output", *staging, true);
+  im.launch(
+        what, [&] { return ncclAllGather(in, out, input.size(), ncclFloat, im.comm, im.stream); },
+        staging)
+      ->wait(im.options.timeout);
 }
 
 void NcclProcessGroup::reduce_scatter(std::span<const float> input, std::span<float> output,
@@ -91,12 +102,17 @@ void NcclProcessGroup::reduce_scatter(std::span<const float> input, std::span<fl
                        im.world);
   if (output.empty()) return;
   const std::string what = op_str("reduce_scatter", output.size(), op) + " per rank";
-  im.check_buffer(input.data(), input.size(), what, "input");
-  im.check_buffer(output.data(), output.size(), what, "output");
-  im.launch(what, [&] {
-      return ncclReduceScatter(input.data(), output.data(), output.size(), ncclFloat,
-                               nccl_reduce_op(op), im.comm, im.stream);
-    })->wait(im.options.timeout);
+  auto staging = std::make_shared<NcclStaging>();
+  const float* in = im.device_ptr(input.data(), input.size(), what, "input", *staging, false);
+  float* out = im.device_ptr(output.data(), output.size(), what, "output", *staging, true);
+  im.launch(
+        what,
+        [&] {
+          return ncclReduceScatter(in, out, output.size(), ncclFloat, nccl_reduce_op(op), im.comm,
+                                   im.stream);
+        },
+        staging)
+      ->wait(im.options.timeout);
 }
 
 // ---- grouped send/recv -----------------------------------------------------------------
@@ -105,50 +121,58 @@ void NcclProcessGroup::scatter(std::span<const float> input, std::span<float> ou
   Impl& im = *impl_;
   check_root("nccl scatter", root, im.world);
   const size_t k = output.size();
-  if (im.rank == root) {
-    check_world_multiple("nccl scatter", "input", input.size(), "output", k, im.world);
-  }
+  const bool is_root = im.rank == root;
+  if (is_root) check_world_multiple("nccl scatter", "input", input.size(), "output", k, im.world);
   if (k == 0) return;
   const std::string what = rooted_str("scatter", k, root) + " per rank";
-  if (im.rank == root) im.check_buffer(input.data(), input.size(), what, "input");
-  im.check_buffer(output.data(), k, what, "output");
-  im.launch(what, [&] {
-      return nccl_grouped([&] {
-        if (im.rank == root) {
-          for (int r = 0; r < im.world; ++r) {
-            const ncclResult_t s =
-                ncclSend(input.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
-            if (s != ncclSuccess && s != ncclInProgress) return s;
-          }
-        }
-        return ncclRecv(output.data(), k, ncclFloat, root, im.comm, im.stream);
-      });
-    })->wait(im.options.timeout);
+  auto staging = std::make_shared<NcclStaging>();
+  const float* in =
+      is_root ? im.device_ptr(input.data(), input.size(), what, "input", *staging, false) : nullptr;
+  float* out = im.device_ptr(output.data(), k, what, "output", *staging, true);
+  im.launch(
+        what,
+        [&] {
+          return nccl_grouped([&] {
+            if (is_root) {
+              for (int r = 0; r < im.world; ++r) {
+                const ncclResult_t s = ncclSend(in + r * k, k, ncclFloat, r, im.comm, im.stream);
+                if (s != ncclSuccess && s != ncclInProgress) return s;
+              }
+            }
+            return ncclRecv(out, k, ncclFloat, root, im.comm, im.stream);
+          });
+        },
+        staging)
+      ->wait(im.options.timeout);
 }
 
 void NcclProcessGroup::gather(std::span<const float> input, std::span<float> output, int root) {
   Impl& im = *impl_;
   check_root("nccl gather", root, im.world);
   const size_t k = input.size();
-  if (im.rank == root) {
-    check_world_multiple("nccl gather", "output", output.size(), "input", k, im.world);
-  }
+  const bool is_root = im.rank == root;
+  if (is_root) check_world_multiple("nccl gather", "output", output.size(), "input", k, im.world);
   if (k == 0) return;
   const std::string what = rooted_str("gather", k, root) + " per rank";
-  im.check_buffer(input.data(), k, what, "input");
-  if (im.rank == root) im.check_buffer(output.data(), output.size(), what, "output");
-  im.launch(what, [&] {
-      return nccl_grouped([&] {
-        if (im.rank == root) {
-          for (int r = 0; r < im.world; ++r) {
-            const ncclResult_t s =
-                ncclRecv(output.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
-            if (s != ncclSuccess && s != ncclInProgress) return s;
-          }
-        }
-        return ncclSend(input.data(), k, ncclFloat, root, im.comm, im.stream);
-      });
-    })->wait(im.options.timeout);
+  auto staging = std::make_shared<NcclStaging>();
+  const float* in = im.device_ptr(input.data(), k, what, "input", *staging, false);
+  float* out = is_root ? im.device_ptr(output.data(), output.size(), what, "output", *staging, true)
+                       : nullptr;
+  im.launch(
+        what,
+        [&] {
+          return nccl_grouped([&] {
+            if (is_root) {
+              for (int r = 0; r < im.world; ++r) {
+                const ncclResult_t s = ncclRecv(out + r * k, k, ncclFloat, r, im.comm, im.stream);
+                if (s != ncclSuccess && s != ncclInProgress) return s;
+              }
+            }
+            return ncclSend(in, k, ncclFloat, root, im.comm, im.stream);
+          });
+        },
+        staging)
+      ->wait(im.options.timeout);
 }
 
 void NcclProcessGroup::all_to_all(std::span<const float> input, std::span<float> output) {
@@ -160,19 +184,24 @@ void NcclProcessGroup::all_to_all(std::span<const float> input, std::span<float>
   const size_t k = input.size() / static_cast<size_t>(im.world);
   if (k == 0) return;
   const std::string what = "all_to_all(" + nccl_count_str(k) + " per pair of ranks)";
-  im.check_buffer(input.data(), input.size(), what, "input");
-  im.check_buffer(output.data(), output.size(), what, "output");
-  im.launch(what, [&] {
-      return nccl_grouped([&] {
-        for (int r = 0; r < im.world; ++r) {
-          ncclResult_t s = ncclSend(input.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
-          if (s != ncclSuccess && s != ncclInProgress) return s;
-          s = ncclRecv(output.data() + r * k, k, ncclFloat, r, im.comm, im.stream);
-          if (s != ncclSuccess && s != ncclInProgress) return s;
-        }
-        return ncclSuccess;
-      });
-    })->wait(im.options.timeout);
+  auto staging = std::make_shared<NcclStaging>();
+  const float* in = im.device_ptr(input.data(), input.size(), what, "input", *staging, false);
+  float* out = im.device_ptr(output.data(), output.size(), what, "output", *staging, true);
+  im.launch(
+        what,
+        [&] {
+          return nccl_grouped([&] {
+            for (int r = 0; r < im.world; ++r) {
+              ncclResult_t s = ncclSend(in + r * k, k, ncclFloat, r, im.comm, im.stream);
+              if (s != ncclSuccess && s != ncclInProgress) return s;
+              s = ncclRecv(out + r * k, k, ncclFloat, r, im.comm, im.stream);
+              if (s != ncclSuccess && s != ncclInProgress) return s;
+            }
+            return ncclSuccess;
+          });
+        },
+        staging)
+      ->wait(im.options.timeout);
 }
 
 }  // namespace course

@@ -48,17 +48,53 @@ struct NcclWorkState {
   }
 };
 
+/// Host buffers of one operation, staged through device memory (process_group_nccl.h):
+/// each was copied to a fresh device buffer before the operation; outputs are copied back
+/// once it has finished. Frees the device buffers when destroyed.
+struct NcclStaging {
+  struct Entry {
+    float* device = nullptr;
+    float* host_out = nullptr;  // where to copy the result back; null for inputs
+    size_t count = 0;
+  };
+  std::vector<Entry> entries;
+
+  NcclStaging() = default;
+  NcclStaging(const NcclStaging&) = delete;
+  NcclStaging& operator=(const NcclStaging&) = delete;
+  ~NcclStaging() {
+    for (const Entry& e : entries) cudaFree(e.device);
+  }
+  /// Copies every output back to the host (the operation has finished).
+  void copy_back(const std::string& what) const {
+    for (const Entry& e : entries) {
+      if (e.host_out) {
+        check_cuda_call(
+            cudaMemcpy(e.host_out, e.device, e.count * sizeof(float), cudaMemcpyDeviceToHost),
+            what + ": copying the result back to host memory");
+      }
+    }
+  }
+};
+
 /// The Work an NcclProcessGroup hands out (see process_group_nccl.h).
 class NcclWork final : public Work {
  public:
-  explicit NcclWork(std::shared_ptr<NcclWorkState> state) : state_(std::move(state)) {}
-  /// Polls the event under `timeout`; rethrows the watchdog's error if the group aborted.
+  /// `staging` (may be null) holds the operation's host buffers; wait() copies them back.
+  NcclWork(std::shared_ptr<NcclWorkState> state, std::shared_ptr<NcclStaging> staging)
+      : state_(std::move(state)), staging_(std::move(staging)) {}
+  /// Polls the event under `timeout`; rethrows the watchdog's error if the group aborted;
+  /// then copies staged outputs back to the host (once).
   void wait(Millis timeout = default_timeout()) override;
   /// True once the event fired or the group was aborted.
   bool is_completed() override;
 
  private:
+  void wait_event(Millis timeout);
   std::shared_ptr<NcclWorkState> state_;
+  std::shared_ptr<NcclStaging> staging_;
+  std::mutex copy_mu_;
+  bool copied_ = false;
 };
 
 /// NCCL's reduction for `op` (AVG is ncclAvg, NCCL 2.10 and later).
@@ -113,12 +149,17 @@ struct NcclProcessGroup::Impl {
 
   /// Throws NetworkError when the watchdog aborted the group. REQUIRES: mu held.
   void check_not_aborted_locked() const;
-  /// Throws ConfigError unless [p, p + n) is CUDA memory of this group's device (n == 0
-  /// passes). `op` and `name` go into the message: "all_reduce", "data".
-  void check_buffer(const void* p, size_t n, const std::string& op, const char* name) const;
+  /// The device pointer an operation uses for [p, p + n): p itself when it is CUDA memory
+  /// of this group's GPU; for host memory a device copy registered in `staging` (copied
+  /// back after the operation when `is_output`). Throws ConfigError for memory of another
+  /// GPU. `op` and `name` go into messages: "all_reduce", "data". n == 0 passes p through.
+  float* device_ptr(const float* p, size_t n, const std::string& op, const char* name,
+                    NcclStaging& staging, bool is_output) const;
   /// Queues `enqueue` (NCCL calls on comm and stream) after the caller's stream, waits
-  /// for a non-blocking communicator to accept it, records the Work's event.
-  WorkPtr launch(const std::string& what, const std::function<ncclResult_t()>& enqueue);
+  /// for a non-blocking communicator to accept it, records the Work's event. The Work
+  /// keeps `staging` until it is destroyed and copies its outputs back in wait().
+  WorkPtr launch(const std::string& what, const std::function<ncclResult_t()>& enqueue,
+                 std::shared_ptr<NcclStaging> staging = nullptr);
   /// Polls ncclCommGetAsyncError until the communicator is no longer ncclInProgress;
   /// past `deadline` aborts the group and throws TimeoutError. REQUIRES: mu held.
   void await_accepted_locked(const std::string& what, NcclClock::time_point deadline);
