@@ -1,25 +1,31 @@
 // process_group_nccl.cpp: the `nccl` backend (see process_group_nccl.h): the
-// communicator, Work, the watchdog and point to point; the collectives are in
+// communicator, Work, host staging and the watchdog; the operations are in
 // process_group_nccl_collectives.cpp.
 //
 // Compiled only when CMake found CUDA and NCCL (COURSE_HAVE_NCCL). Every NCCL and CUDA
 // call goes through nccl_check.h.
 #include "process_group_nccl.h"
 
-#include <atomic>
 #include <cstdio>
+#include <map>
+#include <utility>
 
-#include "collective_checks.h"
 #include "process_group_nccl_impl.h"
-#include "work.h"
 
 namespace course {
 
 namespace {
 
-// Groups constructed by this process so far: makes each group's store key unique, as
-// long as every rank constructs its groups in the same order (rule 1 of process_group.h).
-std::atomic<int> g_groups_made{0};
+// The number of groups each rank (of this process) has constructed under each prefix:
+// makes each group's store key unique, as long as every rank constructs its groups in the
+// same order (rule 1 of process_group.h). Counted per rank, so that ranks run as threads
+// of one process (the tests) agree too.
+int next_group_number(const std::string& prefix, int rank) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, int>, int> made;
+  std::lock_guard<std::mutex> lock(mu);
+  return made[{prefix, rank}]++;
+}
 
 std::string ms_str(Millis t) {
   return std::to_string(t.count()) + " ms";
@@ -284,8 +290,8 @@ NcclProcessGroup::NcclProcessGroup(StoreClient& store, int rank, int world, Nccl
   check_cuda_call(cudaEventCreateWithFlags(&im.ready, cudaEventDisableTiming), "cudaEventCreate");
   check_cuda_call(cudaMalloc(&im.scratch, sizeof(float)), "cudaMalloc (barrier scratch)");
 
-  const std::string key =
-      im.options.prefix + "/" + std::to_string(g_groups_made.fetch_add(1)) + "/unique_id";
+  const std::string key = im.options.prefix + "/" +
+                          std::to_string(next_group_number(im.options.prefix, rank)) + "/unique_id";
   ncclUniqueId id{};
   if (rank == 0) {
     check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -306,8 +312,10 @@ NcclProcessGroup::NcclProcessGroup(StoreClient& store, int rank, int world, Nccl
   im.watchdog = std::thread([&im] { im.watch(); });
 }
 
-NcclProcessGroup::~NcclProcessGroup() {
-  Impl& im = *impl_;
+NcclProcessGroup::~NcclProcessGroup() = default;
+
+NcclProcessGroup::Impl::~Impl() {
+  Impl& im = *this;
   {
     std::lock_guard<std::mutex> lock(im.mu);
     im.stopping = true;
@@ -357,54 +365,6 @@ int NcclProcessGroup::device() const {
 std::string NcclProcessGroup::abort_reason() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->abort_reason;
-}
-
-// ---- point to point --------------------------------------------------------------------
-
-namespace {
-
-void check_nccl_tag(const char* op, int tag) {
-  if (tag < 0) {
-    throw ConfigError(std::string("nccl ") + op + ": tag " + std::to_string(tag) +
-                      " is negative; pass a tag >= 0 (NCCL matches messages between two "
-                      "ranks in issue order; the tag is not sent)");
-  }
-}
-
-}  // namespace
-
-void NcclProcessGroup::send(std::span<const float> data, int dst, int tag) {
-  isend(data, dst, tag)->wait(impl_->options.timeout);
-}
-
-void NcclProcessGroup::recv(std::span<float> data, int src, int tag) {
-  irecv(data, src, tag)->wait(impl_->options.timeout);
-}
-
-WorkPtr NcclProcessGroup::isend(std::span<const float> data, int dst, int tag) {
-  Impl& im = *impl_;
-  check_peer("nccl isend", dst, im.rank, im.world);
-  check_nccl_tag("isend", tag);
-  const std::string what = "isend to rank " + std::to_string(dst) + " (" +
-                           nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
-  if (data.empty()) return completed_work();  // nothing to move, on both sides
-  auto staging = std::make_shared<NcclStaging>();
-  const float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, false);
-  return im.launch(
-      what, [&] { return ncclSend(d, data.size(), ncclFloat, dst, im.comm, im.stream); }, staging);
-}
-
-WorkPtr NcclProcessGroup::irecv(std::span<float> data, int src, int tag) {
-  Impl& im = *impl_;
-  check_peer("nccl irecv", src, im.rank, im.world);
-  check_nccl_tag("irecv", tag);
-  const std::string what = "irecv from rank " + std::to_string(src) + " (" +
-                           nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
-  if (data.empty()) return completed_work();  // nothing to move, on both sides
-  auto staging = std::make_shared<NcclStaging>();
-  float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, true);
-  return im.launch(
-      what, [&] { return ncclRecv(d, data.size(), ncclFloat, src, im.comm, im.stream); }, staging);
 }
 
 }  // namespace course

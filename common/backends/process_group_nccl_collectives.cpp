@@ -1,4 +1,4 @@
-// process_group_nccl_collectives.cpp: the collectives of the `nccl` backend (see
+// process_group_nccl_collectives.cpp: the operations of the `nccl` backend (see
 // process_group_nccl.h). Each checks this rank's arguments (collective_checks.h), maps
 // its buffers to device pointers (device_ptr: CUDA memory as is, host memory staged), then
 // queues NCCL calls through launch(); the blocking calls wait for the Work under the
@@ -202,6 +202,54 @@ void NcclProcessGroup::all_to_all(std::span<const float> input, std::span<float>
         },
         staging)
       ->wait(im.options.timeout);
+}
+
+// ---- point to point --------------------------------------------------------------------
+
+namespace {
+
+void check_nccl_tag(const char* op, int tag) {
+  if (tag < 0) {
+    throw ConfigError(std::string("nccl ") + op + ": tag " + std::to_string(tag) +
+                      " is negative; pass a tag >= 0 (NCCL matches messages between two "
+                      "ranks in issue order; the tag is not sent)");
+  }
+}
+
+}  // namespace
+
+void NcclProcessGroup::send(std::span<const float> data, int dst, int tag) {
+  isend(data, dst, tag)->wait(impl_->options.timeout);
+}
+
+void NcclProcessGroup::recv(std::span<float> data, int src, int tag) {
+  irecv(data, src, tag)->wait(impl_->options.timeout);
+}
+
+WorkPtr NcclProcessGroup::isend(std::span<const float> data, int dst, int tag) {
+  Impl& im = *impl_;
+  check_peer("nccl isend", dst, im.rank, im.world);
+  check_nccl_tag("isend", tag);
+  const std::string what = "isend to rank " + std::to_string(dst) + " (" +
+                           nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
+  if (data.empty()) return completed_work();  // nothing to move, on both sides
+  auto staging = std::make_shared<NcclStaging>();
+  const float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, false);
+  return im.launch(
+      what, [&] { return ncclSend(d, data.size(), ncclFloat, dst, im.comm, im.stream); }, staging);
+}
+
+WorkPtr NcclProcessGroup::irecv(std::span<float> data, int src, int tag) {
+  Impl& im = *impl_;
+  check_peer("nccl irecv", src, im.rank, im.world);
+  check_nccl_tag("irecv", tag);
+  const std::string what = "irecv from rank " + std::to_string(src) + " (" +
+                           nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
+  if (data.empty()) return completed_work();  // nothing to move, on both sides
+  auto staging = std::make_shared<NcclStaging>();
+  float* d = im.device_ptr(data.data(), data.size(), what, "data", *staging, true);
+  return im.launch(
+      what, [&] { return ncclRecv(d, data.size(), ncclFloat, src, im.comm, im.stream); }, staging);
 }
 
 }  // namespace course

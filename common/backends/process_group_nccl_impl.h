@@ -1,6 +1,6 @@
 // process_group_nccl_impl.h: the state of an NcclProcessGroup, shared by its two source
-// files: process_group_nccl.cpp (the communicator, Work, the watchdog, point to point)
-// and process_group_nccl_collectives.cpp (the collectives).
+// files: process_group_nccl.cpp (the communicator, Work, host staging, the watchdog) and
+// process_group_nccl_collectives.cpp (point to point and the collectives).
 //
 // Locking: `mu` guards the communicator (every NCCL call on it), `pending` and
 // `abort_reason`. The caller's thread holds it while it queues an operation; the
@@ -146,6 +146,14 @@ struct NcclProcessGroup::Impl {
   std::condition_variable wake;
   bool stopping = false;
   std::thread watchdog;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  /// Stops the watchdog, then releases the communicator (finalize and destroy when idle
+  /// within the timeout, abort otherwise), the stream, the event and the scratch float.
+  /// Also runs when the constructor failed halfway.
+  ~Impl();
 
   /// Throws NetworkError when the watchdog aborted the group. REQUIRES: mu held.
   void check_not_aborted_locked() const;
