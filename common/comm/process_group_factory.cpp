@@ -66,8 +66,9 @@ void check_backend_device(const std::string& backend, const std::string& device)
 #endif
     if (device != "cuda") {
       throw ConfigError(
-          "--backend nccl moves CUDA memory only, and the tensors are on the cpu: pass "
-          "--device cuda, or keep --device cpu on --backend tcp or gloo");
+          "--backend nccl is for tensors on the GPU, and --device cpu keeps them on the host "
+          "(every gradient would cross to the GPU and back): pass --device cuda, or keep "
+          "--device cpu on --backend tcp or gloo");
     }
     return;
   }
