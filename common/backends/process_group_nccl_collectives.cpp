@@ -117,6 +117,29 @@ void NcclProcessGroup::reduce_scatter(std::span<const float> input, std::span<fl
 
 // ---- grouped send/recv -----------------------------------------------------------------
 
+void NcclProcessGroup::Impl::exchange_with_root(const std::string& what, int root, size_t k,
+                                                bool scatter, float* whole, float* part,
+                                                std::shared_ptr<NcclStaging> staging) {
+  launch(
+      what,
+      [&] {
+        return nccl_grouped([&] {
+          if (rank == root) {  // one slice to or from every rank, itself included
+            for (int r = 0; r < world; ++r) {
+              float* slice = whole + static_cast<size_t>(r) * k;
+              const ncclResult_t s = scatter ? ncclSend(slice, k, ncclFloat, r, comm, stream)
+                                             : ncclRecv(slice, k, ncclFloat, r, comm, stream);
+              if (s != ncclSuccess && s != ncclInProgress) return s;
+            }
+          }
+          return scatter ? ncclRecv(part, k, ncclFloat, root, comm, stream)
+                         : ncclSend(part, k, ncclFloat, root, comm, stream);
+        });
+      },
+      std::move(staging))
+      ->wait(options.timeout);
+}
+
 void NcclProcessGroup::scatter(std::span<const float> input, std::span<float> output, int root) {
   Impl& im = *impl_;
   check_root("nccl scatter", root, im.world);
@@ -126,24 +149,10 @@ void NcclProcessGroup::scatter(std::span<const float> input, std::span<float> ou
   if (k == 0) return;
   const std::string what = rooted_str("scatter", k, root) + " per rank";
   auto staging = std::make_shared<NcclStaging>();
-  const float* in =
+  float* in =
       is_root ? im.device_ptr(input.data(), input.size(), what, "input", *staging, false) : nullptr;
   float* out = im.device_ptr(output.data(), k, what, "output", *staging, true);
-  im.launch(
-        what,
-        [&] {
-          return nccl_grouped([&] {
-            if (is_root) {
-              for (int r = 0; r < im.world; ++r) {
-                const ncclResult_t s = ncclSend(in + r * k, k, ncclFloat, r, im.comm, im.stream);
-                if (s != ncclSuccess && s != ncclInProgress) return s;
-              }
-            }
-            return ncclRecv(out, k, ncclFloat, root, im.comm, im.stream);
-          });
-        },
-        staging)
-      ->wait(im.options.timeout);
+  im.exchange_with_root(what, root, k, /*scatter=*/true, in, out, std::move(staging));
 }
 
 void NcclProcessGroup::gather(std::span<const float> input, std::span<float> output, int root) {
@@ -155,24 +164,10 @@ void NcclProcessGroup::gather(std::span<const float> input, std::span<float> out
   if (k == 0) return;
   const std::string what = rooted_str("gather", k, root) + " per rank";
   auto staging = std::make_shared<NcclStaging>();
-  const float* in = im.device_ptr(input.data(), k, what, "input", *staging, false);
+  float* in = im.device_ptr(input.data(), k, what, "input", *staging, false);
   float* out = is_root ? im.device_ptr(output.data(), output.size(), what, "output", *staging, true)
                        : nullptr;
-  im.launch(
-        what,
-        [&] {
-          return nccl_grouped([&] {
-            if (is_root) {
-              for (int r = 0; r < im.world; ++r) {
-                const ncclResult_t s = ncclRecv(out + r * k, k, ncclFloat, r, im.comm, im.stream);
-                if (s != ncclSuccess && s != ncclInProgress) return s;
-              }
-            }
-            return ncclSend(in, k, ncclFloat, root, im.comm, im.stream);
-          });
-        },
-        staging)
-      ->wait(im.options.timeout);
+  im.exchange_with_root(what, root, k, /*scatter=*/false, out, in, std::move(staging));
 }
 
 void NcclProcessGroup::all_to_all(std::span<const float> input, std::span<float> output) {

@@ -168,6 +168,10 @@ struct NcclProcessGroup::Impl {
   /// keeps `staging` until it is destroyed and copies its outputs back in wait().
   WorkPtr launch(const std::string& what, const std::function<ncclResult_t()>& enqueue,
                  std::shared_ptr<NcclStaging> staging = nullptr);
+  /// scatter (root sends slice r of `whole` to rank r, every rank receives `part`) or
+  /// gather (the reverse), k floats per rank, as grouped send/recv; waits for it.
+  void exchange_with_root(const std::string& what, int root, size_t k, bool scatter, float* whole,
+                          float* part, std::shared_ptr<NcclStaging> staging);
   /// Polls ncclCommGetAsyncError until the communicator is no longer ncclInProgress;
   /// past `deadline` aborts the group and throws TimeoutError. REQUIRES: mu held.
   void await_accepted_locked(const std::string& what, NcclClock::time_point deadline);
