@@ -16,7 +16,7 @@ bool file_exists(const std::string& path) {
 
 // dir/name.gz if it exists, else dir/name if it exists, else ConfigError.
 std::string find_file(const std::string& dir, const std::string& name) {
-  const std::string plain = dir + "/" + name;
+  std::string plain = dir + "/" + name;  // not const: `return plain` moves it
   if (file_exists(plain + ".gz")) return plain + ".gz";
   if (file_exists(plain)) return plain;
   throw ConfigError("cannot find " + plain + ".gz nor " + plain +

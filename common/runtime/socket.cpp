@@ -39,7 +39,6 @@ namespace {
 
 using detail::Clock;
 using detail::Deadline;
-using detail::kForever;
 using detail::wait_ready;
 /// The network error for errno `err` while talking to `peer`.
 [[noreturn]] void throw_io_error(int err, const std::string& op, const std::string& peer) {

@@ -15,11 +15,16 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "mesh.h"
 #include "store.h"
 
 namespace course {
+
+/// Splits a store entry "host:port" into host and port; the host may itself contain colons
+/// (IPv6), the port never does. ProtocolError when there is no colon.
+std::pair<std::string, int> split_address(const std::string& address);
 
 /// Connects this rank to every other rank of the world, rendezvousing through `store`.
 ///   rank, world:   this rank and the world size (0 <= rank < world)

@@ -18,6 +18,14 @@ struct NodeLayout {
   int nproc_per_node = 1;
 };
 
+/// Throws ConfigError unless nnodes >= 1 and nproc_per_node >= 1.
+void check_layout(const NodeLayout& layout);
+/// Throws ConfigError unless the layout is valid and 0 <= rank < world_size(layout).
+void check_rank(const NodeLayout& layout, int rank);
+/// Throws ConfigError unless the layout is valid, 0 <= node_rank < nnodes and
+/// 0 <= local_rank < nproc_per_node.
+void check_node_position(const NodeLayout& layout, int node_rank, int local_rank);
+
 /// The number of ranks in the job.
 /// REQUIRES: nnodes >= 1 and nproc_per_node >= 1, else throws ConfigError.
 int world_size(const NodeLayout& layout);

@@ -15,6 +15,45 @@
 // chunks that are forwarded as soon as they are reduced, so sending, receiving and
 // reducing overlap instead of taking turns (the README draws it).
 //
+// THE RING, N = 4. Each rank sends only to its right neighbour and receives only from its
+// left one; the buffer is cut into N segments, seg(i) = [offset(i), offset(i+1)).
+//
+//          +--------+      +--------+      +--------+      +--------+
+//     +--> | rank 0 | ---> | rank 1 | ---> | rank 2 | ---> | rank 3 | ---+
+//     |    +--------+      +--------+      +--------+      +--------+    |
+//     +------------------------------------------------------------------+
+//
+// Phase 1, reduce-scatter. Step s = 0 .. N-2: rank r sends seg((r - s) mod N) and
+// receives seg((r - s - 1) mod N), which it reduces into its own copy. What it sends at
+// step s+1 is exactly what it reduced at step s.
+//
+//            step 0          step 1          step 2         then holds, fully reduced
+//   rank 0   send 0 recv 3   send 3 recv 2   send 2 recv 1  seg 1
+//   rank 1   send 1 recv 0   send 0 recv 3   send 3 recv 2  seg 2
+//   rank 2   send 2 recv 1   send 1 recv 0   send 0 recv 3  seg 3
+//   rank 3   send 3 recv 2   send 2 recv 1   send 1 recv 0  seg 0
+//
+// Phase 2, all-gather. Step s = 0 .. N-2: rank r sends seg((r + 1 - s) mod N) and
+// receives seg((r - s) mod N) straight into place. What it sends at step s+1 is what it
+// received at step s.
+//
+//            step 0          step 1          step 2
+//   rank 0   send 1 recv 0   send 0 recv 3   send 3 recv 2
+//   rank 1   send 2 recv 1   send 1 recv 0   send 0 recv 3
+//   rank 2   send 3 recv 2   send 2 recv 1   send 1 recv 0
+//   rank 3   send 0 recv 3   send 3 recv 2   send 2 recv 1
+//
+// The pipeline. Segments move in chunks of at most C elements: chunk c of a segment of
+// length L covers [c*C, min((c+1)*C, L)). A chunk is forwarded (posted for sending) the
+// moment it has been reduced or received, so while rank r reduces chunk c, chunk c+1 is
+// already arriving and chunk c-1 is already on its way to rank r+1. The last
+// reduce-scatter step's chunks are the first all-gather step's, so they go out at once,
+// while still in cache.
+//
+// The remainder: when N does not divide the count, the first count % N segments have one
+// more element (ring_segment_offset); a segment may even be empty. Nothing needs a
+// special case in all_reduce_ring.cpp: an empty segment is a loop that runs zero times.
+//
 // What this is not: a latency-optimal algorithm. The ring takes 2(N-1) steps, so for small
 // buffers a tree or recursive doubling wins; the benchmark shows where.
 //

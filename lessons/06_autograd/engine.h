@@ -35,6 +35,11 @@
 
 namespace course {
 
+/// The gradient run_backward starts from: grad_output, or ones for a one-element root
+/// when grad_output is undefined. A ConfigError when root does not require grad (no graph
+/// was recorded) or the shapes do not fit.
+Tensor backward_seed(const Variable& root, const Tensor& grad_output);
+
 /// Backpropagates from `root` with seed gradient `grad_output` (undefined: 1 for a
 /// one-element root). Leaves' gradients accumulate into their grad().
 void run_backward(const Variable& root, const Tensor& grad_output);

@@ -2,7 +2,8 @@
 //
 // Each op computes its result with the kernels of common/tensor/tensor_ops.h and, when it must
 // (node.h: grad mode on and an input requires grad), records a Node whose apply() is the
-// op's backward formula. You write those formulas:
+// op's backward formula. The forward functions are given (ops_forward.cpp), the Nodes
+// declared in backward_nodes.h; you write the formulas:
 //
 //   ops_elementwise.cpp   add (with bias broadcasting), sub, mul, div, neg, scale, exp,
 //                         log, relu

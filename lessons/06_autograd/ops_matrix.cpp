@@ -6,120 +6,40 @@
 //
 // Check the shapes and you can rederive it any time. matmul(x, y, trans_x, trans_y) of
 // tensor_ops.h multiplies by a transpose without copying it.
+#include "backward_nodes.h"
 #include "error.h"
-#include "node.h"
-#include "ops.h"
 #include "tensor_ops.h"
 
 namespace course {
-namespace {
 
-struct MatmulBackward final : Node {
-  Tensor a, b;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    // TODO(lesson06): dA = G Bᵀ and dB = Aᵀ G (use the transpose flags of matmul)
-    COURSE_TODO();
-  }
-  std::string name() const override { return "MatmulBackward"; }
-};
-
-// y = x wᵀ + b: x [B, in], w [out, in], b [out], y and g [B, out].
-struct LinearBackward final : Node {
-  Tensor x, w;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    // TODO(lesson06): dx = g w [B,in], dw = gᵀ x [out,in], db = the sum of g's rows [out]
-    COURSE_TODO();
-  }
-  std::string name() const override { return "LinearBackward"; }
-};
-
-struct TransposeBackward final : Node {
-  std::vector<Tensor> apply(const Tensor& g) override {
-    // TODO(lesson06): transposing is its own inverse
-    COURSE_TODO();
-  }
-  std::string name() const override { return "TransposeBackward"; }
-};
-
-struct ReshapeBackward final : Node {
-  Shape input_shape;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    // TODO(lesson06): the same numbers, back in the input's shape
-    COURSE_TODO();
-  }
-  std::string name() const override { return "ReshapeBackward"; }
-};
-
-struct SumBackward final : Node {
-  Shape input_shape;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    // TODO(lesson06): every element has weight 1: spread the scalar g over input_shape
-    COURSE_TODO();
-  }
-  std::string name() const override { return "SumBackward"; }
-};
-
-struct MeanBackward final : Node {
-  Shape input_shape;
-  std::vector<Tensor> apply(const Tensor& g) override {
-    // TODO(lesson06): like sum, with weight 1/n for each of the n elements
-    COURSE_TODO();
-  }
-  std::string name() const override { return "MeanBackward"; }
-};
-
-}  // namespace
-
-Variable matmul(const Variable& a, const Variable& b) {
-  Variable out(matmul(a.data(), b.data()));
-  if (auto node = record<MatmulBackward>(out, {a, b})) {
-    node->a = a.data();
-    node->b = b.data();
-  }
-  return out;
+std::vector<Tensor> MatmulBackward::apply(const Tensor& g) {
+  // TODO(lesson06): dA = G Bᵀ and dB = Aᵀ G (use the transpose flags of matmul)
+  COURSE_TODO();
 }
 
-Variable linear(const Variable& x, const Variable& w, const Variable& b) {
-  if (x.dim() != 2 || w.dim() != 2 || x.size(1) != w.size(1) ||
-      (b.defined() && (b.dim() != 1 || b.size(0) != w.size(0)))) {
-    throw ConfigError("linear: input " + shape_str(x.shape()) + ", weight " + shape_str(w.shape()) +
-                      ", bias " + (b.defined() ? shape_str(b.shape()) : std::string("none")) +
-                      "; expected [B, in], [out, in], [out]");
-  }
-  // y = b broadcast to every row, then y += x wᵀ in the same gemm call (beta = 1).
-  Tensor y = b.defined() ? broadcast_rows(b.data(), x.size(0))
-                         : Tensor::empty({x.size(0), w.size(0)}, x.device());
-  gemm(x.data(), false, w.data(), true, 1.0f, b.defined() ? 1.0f : 0.0f, y);
-  Variable out(y);
-  if (auto node = record<LinearBackward>(out, {x, w, b})) {
-    node->x = x.data();
-    node->w = w.data();
-  }
-  return out;
+std::vector<Tensor> LinearBackward::apply(const Tensor& g) {
+  // TODO(lesson06): dx = g w [B,in], dw = gᵀ x [out,in], db = the sum of g's rows [out]
+  COURSE_TODO();
 }
 
-Variable transpose(const Variable& x) {
-  Variable out(transpose(x.data()));
-  record<TransposeBackward>(out, {x});
-  return out;
+std::vector<Tensor> TransposeBackward::apply(const Tensor& g) {
+  // TODO(lesson06): transposing is its own inverse
+  COURSE_TODO();
 }
 
-Variable reshape(const Variable& x, const Shape& shape) {
-  Variable out(x.data().reshape(shape));
-  if (auto node = record<ReshapeBackward>(out, {x})) node->input_shape = x.shape();
-  return out;
+std::vector<Tensor> ReshapeBackward::apply(const Tensor& g) {
+  // TODO(lesson06): the same numbers, back in the input's shape
+  COURSE_TODO();
 }
 
-Variable sum(const Variable& x) {
-  Variable out(sum(x.data()));
-  if (auto node = record<SumBackward>(out, {x})) node->input_shape = x.shape();
-  return out;
+std::vector<Tensor> SumBackward::apply(const Tensor& g) {
+  // TODO(lesson06): every element has weight 1: spread the scalar g over input_shape
+  COURSE_TODO();
 }
 
-Variable mean(const Variable& x) {
-  Variable out(mean(x.data()));
-  if (auto node = record<MeanBackward>(out, {x})) node->input_shape = x.shape();
-  return out;
+std::vector<Tensor> MeanBackward::apply(const Tensor& g) {
+  // TODO(lesson06): like sum, with weight 1/n for each of the n elements
+  COURSE_TODO();
 }
 
 }  // namespace course

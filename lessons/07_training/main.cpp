@@ -32,6 +32,7 @@
 #include "sequential.h"
 #include "tensor_ops.h"
 #include "trainer.h"
+#include "training_data.h"
 
 namespace {
 
@@ -111,19 +112,15 @@ std::string check_checkpoint(const Options& o, const std::vector<int64_t>& sizes
 
 course::Verdict run(const Options& o) {
   openblas_set_num_threads(1);  // the targets are for one thread
-  course::Dataset train = course::load_mnist(o.data, course::MnistSplit::train);
-  course::Dataset test = course::load_mnist(o.data, course::MnistSplit::test);
-  if (o.limit > 0 && o.limit < train.size()) train = course::dataset_head(train, o.limit);
-  const course::Standardization norm = course::input_statistics(train);
-  course::standardize_(train, norm);
-  course::standardize_(test, norm);
+  const course::TrainingData data = course::load_training_data(o.data, o.limit, o.hidden);
+  const course::Dataset& train = data.train;
+  const course::Dataset& test = data.test;
+  const std::vector<int64_t>& sizes = data.sizes;
+  const course::Standardization& norm = data.norm;
   std::cout << "data: " << train.size() << " training and " << test.size() << " test examples from "
             << o.data << " (standardised: mean " << fixed(norm.mean, 4) << ", std "
             << fixed(norm.stddev, 4) << ")\n";
 
-  std::vector<int64_t> sizes{train.inputs.size(1)};
-  sizes.insert(sizes.end(), o.hidden.begin(), o.hidden.end());
-  sizes.push_back(train.classes);
   course::Rng rng(o.seed);
   std::shared_ptr<course::Sequential> model = course::make_mlp(sizes, rng);
   std::unique_ptr<course::Optimizer> optimizer = make_optimizer(o, model->parameters());

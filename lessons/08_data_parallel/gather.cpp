@@ -6,6 +6,7 @@
 #include <string>
 
 #include "error.h"
+#include "exercise_checks.h"
 #include "node.h"
 #include "parallel_apply.h"
 #include "replicate.h"
@@ -47,26 +48,8 @@ struct GatherBackward final : Node {
 }  // namespace
 
 Variable gather(const std::vector<Variable>& outputs, const GatherContext& context) {
-  if (outputs.empty() || outputs.size() != context.replicas.size() || !context.pool ||
-      !context.master || outputs.size() > static_cast<size_t>(context.pool->size())) {
-    throw ConfigError("gather: " + std::to_string(outputs.size()) + " outputs for " +
-                      std::to_string(context.replicas.size()) +
-                      " replicas; need one output per replica, a pool and the master");
-  }
-  Shape shape = outputs[0].shape();
-  if (shape.empty()) throw ConfigError("gather: the outputs are scalars; need a dimension 0");
-  shape[0] = 0;
   bool any_requires_grad = false;
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    Shape rest = outputs[k].shape();
-    if (rest.empty() || !std::equal(rest.begin() + 1, rest.end(), shape.begin() + 1, shape.end())) {
-      throw ConfigError("gather: output " + std::to_string(k) + " has shape " +
-                        shape_str(outputs[k].shape()) + ", output 0 " +
-                        shape_str(outputs[0].shape()) + "; they may differ in dimension 0 only");
-    }
-    shape[0] += rest[0];
-    any_requires_grad |= outputs[k].requires_grad();
-  }
+  const Shape shape = gather_shape(outputs, context, any_requires_grad);
   Tensor joined = Tensor::empty(shape, outputs[0].device());
   // TODO(lesson08): copy_ each output into its rows of `joined`, in device order
   COURSE_TODO();

@@ -39,6 +39,7 @@
 #include "step_breakdown.h"
 #include "tensor_ops.h"
 #include "trainer.h"
+#include "training_data.h"
 
 namespace {
 
@@ -74,23 +75,10 @@ double seconds_since(Clock::time_point t) {
 
 // ---- Data and model ----------------------------------------------------------------------
 
-struct Data {
-  course::Dataset train, test;
-  std::vector<int64_t> sizes;
-};
+using Data = course::TrainingData;
 
 Data load(const Options& o) {
-  Data d;
-  d.train = course::load_mnist(o.data, course::MnistSplit::train);
-  d.test = course::load_mnist(o.data, course::MnistSplit::test);
-  if (o.limit > 0 && o.limit < d.train.size()) d.train = course::dataset_head(d.train, o.limit);
-  const course::Standardization norm = course::input_statistics(d.train);
-  course::standardize_(d.train, norm);
-  course::standardize_(d.test, norm);
-  d.sizes = {d.train.inputs.size(1)};
-  d.sizes.insert(d.sizes.end(), o.hidden.begin(), o.hidden.end());
-  d.sizes.push_back(d.train.classes);
-  return d;
+  return course::load_training_data(o.data, o.limit, o.hidden);
 }
 
 course::ModuleFactory replica_factory(const std::vector<int64_t>& sizes) {

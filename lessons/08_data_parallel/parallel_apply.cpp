@@ -5,12 +5,10 @@
 #include <chrono>
 #include <optional>
 
-namespace course {
+#include "error.h"
+#include "exercise_checks.h"
 
-ReplicaError::ReplicaError(int device, const std::string& phase, const std::string& cause)
-    : Error("DataParallel: replica " + std::to_string(device) + " failed in " + phase +
-            " on device " + std::to_string(device) + ": " + cause),
-      device_(device) {}
+namespace course {
 
 std::vector<double> run_on_devices(DevicePool& pool,
                                    const std::vector<std::function<void()>>& tasks,
@@ -31,11 +29,7 @@ std::vector<Variable> parallel_apply(DevicePool& pool,
                                      const std::vector<std::shared_ptr<Module>>& replicas,
                                      const std::vector<Variable>& inputs,
                                      std::vector<double>* busy_seconds) {
-  if (replicas.size() != inputs.size() || replicas.size() > static_cast<size_t>(pool.size())) {
-    throw ConfigError("parallel_apply: " + std::to_string(replicas.size()) + " replicas, " +
-                      std::to_string(inputs.size()) + " inputs, " + std::to_string(pool.size()) +
-                      " devices; need as many replicas as inputs, at most one per device");
-  }
+  check_parallel_apply(pool, replicas, inputs);
   std::vector<Variable> outputs(replicas.size());
   std::vector<double> busy;
   // TODO(lesson08): one task per replica writing outputs[k]; run_on_devices(pool, tasks, "forward")

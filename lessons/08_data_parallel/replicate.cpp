@@ -2,44 +2,15 @@
 // replicate.h).
 #include "replicate.h"
 
-#include <string>
-
 #include "error.h"
+#include "exercise_checks.h"
 #include "node.h"
 #include "tensor_ops.h"
 
 namespace course {
-namespace {
-
-// Throws unless replica k lists the master's names and shapes (parameters, then buffers).
-void check_same_structure(const Module& master, const Module& replica, size_t k) {
-  const NamedTensors a = master.state_dict(), b = replica.state_dict();
-  const std::string where = "replicate: replica " + std::to_string(k);
-  if (a.size() != b.size()) {
-    throw ConfigError(where + " has " + std::to_string(b.size()) + " parameters and buffers, the " +
-                      "master " + std::to_string(a.size()) +
-                      ": does the replica factory build the master's model?");
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].first != b[i].first || a[i].second.shape() != b[i].second.shape()) {
-      throw ConfigError(where + ": entry " + std::to_string(i) + " is \"" + b[i].first + "\" " +
-                        shape_str(b[i].second.shape()) + ", the master's \"" + a[i].first + "\" " +
-                        shape_str(a[i].second.shape()) +
-                        ": does the replica factory build the master's model?");
-    }
-  }
-}
-
-}  // namespace
 
 void replicate(const Module& master, const std::vector<std::shared_ptr<Module>>& replicas) {
-  for (size_t k = 0; k < replicas.size(); ++k) {
-    if (!replicas[k] || replicas[k].get() == &master) {
-      throw ConfigError("replicate: replica " + std::to_string(k) +
-                        " is null or the master itself");
-    }
-    check_same_structure(master, *replicas[k], k);
-  }
+  check_replicas(master, replicas);
   const std::vector<Variable> params = master.parameters();
   [[maybe_unused]] const NamedTensors buffers = master.named_buffers();
   // Replica 0 takes the master's tensors, the others clones; clear their grads; copy buffers.
@@ -48,14 +19,7 @@ void replicate(const Module& master, const std::vector<std::shared_ptr<Module>>&
 }
 
 Tensor reduce_add(const std::vector<Tensor>& tensors) {
-  if (tensors.empty()) throw ConfigError("reduce_add: no tensors to add");
-  for (size_t k = 1; k < tensors.size(); ++k) {
-    if (tensors[k].shape() != tensors[0].shape()) {
-      throw ConfigError("reduce_add: tensor " + std::to_string(k) + " has shape " +
-                        shape_str(tensors[k].shape()) + ", tensor 0 " +
-                        shape_str(tensors[0].shape()));
-    }
-  }
+  check_reduce_add(tensors);
   // TODO(lesson08): a clone of the first, then add_ the others in index order
   COURSE_TODO();
 }

@@ -68,17 +68,7 @@ void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
 }
 
 DdpData load_ddp_data(const DdpTrainingOptions& o) {
-  DdpData d;
-  d.train = load_mnist(o.data, MnistSplit::train);
-  d.test = load_mnist(o.data, MnistSplit::test);
-  if (o.limit > 0 && o.limit < d.train.size()) d.train = dataset_head(d.train, o.limit);
-  const Standardization norm = input_statistics(d.train);
-  standardize_(d.train, norm);
-  standardize_(d.test, norm);
-  d.sizes = {d.train.inputs.size(1)};
-  d.sizes.insert(d.sizes.end(), o.hidden.begin(), o.hidden.end());
-  d.sizes.push_back(d.train.classes);
-  return d;
+  return load_training_data(o.data, o.limit, o.hidden);
 }
 
 std::shared_ptr<Sequential> make_ddp_model(const DdpTrainingOptions& o,

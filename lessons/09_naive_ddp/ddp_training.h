@@ -53,6 +53,7 @@
 #include "process_group.h"
 #include "sequential.h"
 #include "trainer.h"
+#include "training_data.h"
 
 namespace CLI {
 class App;
@@ -98,11 +99,9 @@ constexpr int kTargetEpochs = 3;
 void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o);
 
 /// Training and test sets, standardised with the training set's statistics (the same on
-/// every rank), the first o.limit training examples when o.limit > 0.
-struct DdpData {
-  Dataset train, test;
-  std::vector<int64_t> sizes;  ///< the MLP: inputs, o.hidden..., classes
-};
+/// every rank), the first o.limit training examples when o.limit > 0 (training_data.h).
+using DdpData = TrainingData;
+/// load_training_data(o.data, o.limit, o.hidden).
 DdpData load_ddp_data(const DdpTrainingOptions& o);
 
 /// make_mlp(sizes) seeded with o.seed + rank, so ranks start different until DDP

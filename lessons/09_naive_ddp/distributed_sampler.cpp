@@ -3,7 +3,6 @@
 #include "distributed_sampler.h"
 
 #include <numeric>
-#include <string>
 
 #include "error.h"
 
@@ -17,19 +16,7 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, int num_replicas, i
       shuffle_(shuffle),
       seed_(seed),
       drop_last_(drop_last) {
-  if (dataset_size < 0) {
-    throw ConfigError("DistributedSampler: dataset_size " + std::to_string(dataset_size) +
-                      " is negative");
-  }
-  if (num_replicas < 1) {
-    throw ConfigError("DistributedSampler: num_replicas " + std::to_string(num_replicas) +
-                      " must be at least 1 (the world size)");
-  }
-  if (rank < 0 || rank >= num_replicas) {
-    throw ConfigError("DistributedSampler: rank " + std::to_string(rank) + " is outside [0, " +
-                      std::to_string(num_replicas - 1) +
-                      "]: pass this process's rank and the world size");
-  }
+  check_distributed_sampler(dataset_size, num_replicas, rank);
   // TODO(lesson09): num_samples_ (ceil, or floor with drop_last) and total_size_
   COURSE_TODO();
 }

@@ -56,6 +56,10 @@
 
 namespace course {
 
+/// Throws a ConfigError unless dataset_size >= 0, num_replicas >= 1 and rank is in
+/// [0, num_replicas): what DistributedSampler's constructor checks first.
+void check_distributed_sampler(int64_t dataset_size, int num_replicas, int rank);
+
 class DistributedSampler : public Sampler {
  public:
   DistributedSampler(int64_t dataset_size, int num_replicas, int rank, bool shuffle = true,

@@ -35,6 +35,11 @@ namespace course {
 /// One bucket: the indices of its parameters, in the order they were added.
 using BucketIndices = std::vector<size_t>;
 
+/// Throws a ConfigError, naming what is wrong, unless the arguments of
+/// compute_bucket_assignment_by_size (below) meet its REQUIRES.
+void check_bucket_assignment(const std::vector<int64_t>& bytes, const std::vector<size_t>& order,
+                             const std::vector<int64_t>& limits);
+
 /// The buckets for parameters of `bytes[i]` bytes each, filled in `order` under `limits`
 /// (see THE RULE above).
 /// REQUIRES: `order` is a permutation of 0 .. bytes.size() - 1; `limits` is not empty;

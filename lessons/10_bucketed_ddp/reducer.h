@@ -144,9 +144,19 @@ class Reducer {
   };
 
   void initialize_buckets(const std::vector<BucketIndices>& assignment);
+  /// Each parameter's gradient size in bytes, in params_ order (for the bucket assignment).
+  std::vector<int64_t> param_bytes() const;
   Tensor slice(size_t index) const;  // parameter index's view into its bucket
   void autograd_hook(size_t index);
   void mark_variable_ready(size_t index);
+  /// prepare_for_backward's reset: buckets pending again, no parameter ready, logs cleared.
+  void reset_iteration();
+  /// mark_variable_ready's bookkeeping: a ConfigError if index is ready already this
+  /// iteration, else marks it and, before the rebuild, logs it in ready_order_.
+  void record_ready(size_t index);
+  /// finalize_backward's wait: every bucket's all-reduce and the used-map's, then the
+  /// watchers; the works are released.
+  void wait_for_reductions();
   void launch_ready_buckets();
   void launch_bucket(size_t b);
   void finalize_backward();

@@ -4,20 +4,10 @@
 #include <chrono>
 #include <string>
 
+#include "error.h"
 #include "handshake.h"
 
 namespace course {
-
-namespace {
-// Splits "host:port"; the host may itself contain colons (IPv6), the port never does.
-std::pair<std::string, int> split_address(const std::string& address) {
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) {
-    throw ProtocolError("bad address '" + address + "' in the store: expected host:port");
-  }
-  return {address.substr(0, colon), std::stoi(address.substr(colon + 1))};
-}
-}  // namespace
 
 Mesh connect_full_mesh(StoreClient& store, int rank, int world, const std::string& token,
                        const std::string& advertise_host, const std::string& name, Millis timeout) {

@@ -1,21 +1,11 @@
-// trainer.cpp: lesson 07, part 4: the training step (train_epoch and evaluate are given).
+// trainer.cpp: lesson 07, part 4: the training step (train_epoch and evaluate are given, in
+// trainer_given.cpp).
 #include "trainer.h"
-
-#include <chrono>
 
 #include "error.h"
 #include "ops.h"
-#include "tensor_ops.h"
 
 namespace course {
-
-int64_t count_correct(const Tensor& logits, const Tensor& targets) {
-  const std::vector<float> predicted = argmax_rows(logits).to_vector();
-  const std::vector<float> wanted = targets.to_vector();
-  int64_t correct = 0;
-  for (size_t i = 0; i < predicted.size(); ++i) correct += predicted[i] == wanted[i] ? 1 : 0;
-  return correct;
-}
 
 StepResult train_step(Module& model, Optimizer& optimizer, const Batch& batch) {
   StepResult result;
@@ -29,56 +19,6 @@ StepResult train_step(Module& model, Optimizer& optimizer, const Batch& batch) {
   result.correct = count_correct(logits.data(), batch.targets);
   // END SOLUTION
   return result;
-}
-
-EpochStats train_epoch(Module& model, Optimizer& optimizer, DataLoader& loader, int64_t epoch) {
-  using Clock = std::chrono::steady_clock;
-  const auto seconds_since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
-  EpochStats stats;
-  double loss_sum = 0;
-  int64_t correct = 0;
-  const auto epoch_start = Clock::now();
-  loader.start_epoch(epoch);
-  while (std::optional<Batch> batch = loader.next()) {
-    const double matmul_before = thread_matmul_stats().seconds;
-    const auto step_start = Clock::now();
-    const StepResult r = train_step(model, optimizer, *batch);
-    stats.step_seconds += seconds_since(step_start);
-    stats.matmul_seconds += thread_matmul_stats().seconds - matmul_before;
-    const int64_t b = batch->targets.numel();
-    loss_sum += static_cast<double>(r.loss) * b;
-    correct += r.correct;
-    stats.samples += b;
-    stats.steps += 1;
-  }
-  stats.seconds = seconds_since(epoch_start);
-  if (stats.samples > 0) {
-    stats.loss = loss_sum / stats.samples;
-    stats.accuracy = static_cast<double>(correct) / stats.samples;
-  }
-  return stats;
-}
-
-EvalStats evaluate(Module& model, DataLoader& loader) {
-  NoGradGuard no_grad;
-  EvalStats stats;
-  double loss_sum = 0;
-  int64_t correct = 0;
-  loader.start_epoch(0);
-  while (std::optional<Batch> batch = loader.next()) {
-    const Variable logits = model.forward(Variable(batch->inputs));
-    const int64_t b = batch->targets.numel();
-    loss_sum += static_cast<double>(cross_entropy(logits, batch->targets).item()) * b;
-    correct += count_correct(logits.data(), batch->targets);
-    stats.samples += b;
-  }
-  if (stats.samples > 0) {
-    stats.loss = loss_sum / stats.samples;
-    stats.accuracy = static_cast<double>(correct) / stats.samples;
-  }
-  return stats;
 }
 
 }  // namespace course

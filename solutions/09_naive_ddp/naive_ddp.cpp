@@ -6,26 +6,9 @@
 #include <cstring>
 
 #include "error.h"
-#include "model_check.h"
 #include "tensor_ops.h"
 
 namespace course {
-
-std::string grad_sync_name(GradSync variant) {
-  return variant == GradSync::flat ? "flat" : "per-param";
-}
-
-GradSync parse_grad_sync(const std::string& name) {
-  if (name == "per-param") return GradSync::per_param;
-  if (name == "flat") return GradSync::flat;
-  throw ConfigError("unknown gradient sync variant '" + name + "': use per-param or flat");
-}
-
-NaiveDdp::NaiveDdp(Module& model, ProcessGroup& pg, GradSync variant)
-    : model_(model), pg_(pg), variant_(variant), params_(model.named_parameters()) {
-  verify_same_parameters(model_, pg_);
-  broadcast_state();
-}
 
 void NaiveDdp::broadcast_state() {
   // Parameters in named_parameters() order, then buffers: every rank calls broadcast with
@@ -34,15 +17,6 @@ void NaiveDdp::broadcast_state() {
   for (auto& [name, p] : params_) pg_.broadcast(p.data().span(), 0);
   for (auto& [name, b] : model_.named_buffers()) pg_.broadcast(b.span(), 0);
   // END SOLUTION
-}
-
-void NaiveDdp::sync_gradients() {
-  check_gradients_present(params_, pg_);
-  if (variant_ == GradSync::flat) {
-    sync_gradients_flat();
-  } else {
-    sync_gradients_per_param();
-  }
 }
 
 void NaiveDdp::sync_gradients_per_param() {
@@ -76,19 +50,6 @@ void NaiveDdp::sync_gradients_flat() {
     offset += g.size();
   }
   // END SOLUTION
-}
-
-int64_t NaiveDdp::messages_per_step() const {
-  // The gradient check's all_gather, then the all-reduces.
-  return 1 + (variant_ == GradSync::flat ? 1 : static_cast<int64_t>(params_.size()));
-}
-
-std::string NaiveDdp::describe() const {
-  return variant_ == GradSync::flat
-             ? "naive DDP, flat: one all-reduce of all " + std::to_string(params_.size()) +
-                   " gradients in one buffer"
-             : "naive DDP, per-param: one all-reduce per parameter (" +
-                   std::to_string(params_.size()) + ")";
 }
 
 }  // namespace course

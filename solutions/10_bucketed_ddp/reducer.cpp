@@ -9,111 +9,8 @@
 #include "error.h"
 #include "node.h"
 #include "tensor_ops.h"
-#include "work.h"
 
 namespace course {
-
-namespace {
-
-int64_t float_bytes(const Variable& v) {
-  return v.numel() * static_cast<int64_t>(sizeof(float));
-}
-
-// "backward 4" for "4.weight": the layer a parameter belongs to, for the trace.
-std::string layer_of(const std::string& name) {
-  const size_t dot = name.rfind('.');
-  return dot == std::string::npos ? name : name.substr(0, dot);
-}
-
-}  // namespace
-
-Reducer::Reducer(std::vector<std::pair<std::string, Variable>> params, ProcessGroup& group,
-                 ReducerOptions options)
-    : params_(std::move(params)), group_(group), options_(options), world_(group.size()) {
-  if (params_.empty()) throw ConfigError("Reducer: the model has no parameters to reduce");
-  for (const auto& [name, p] : params_) {
-    if (!p.is_leaf() || !p.requires_grad()) {
-      throw ConfigError("Reducer: parameter \"" + name +
-                        "\" is not a leaf that requires grad; pass the model's parameters");
-    }
-  }
-  std::vector<int64_t> bytes;
-  for (const auto& entry : params_) bytes.push_back(float_bytes(entry.second));
-  initialize_buckets(
-      compute_bucket_assignment_by_size(bytes, reverse_order(params_.size()),
-                                        {options_.first_bucket_bytes, options_.bucket_cap_bytes}));
-  ready_.assign(params_.size(), false);
-  for (size_t i = 0; i < params_.size(); ++i) {
-    hook_ids_.push_back(params_[i].second.register_post_accumulate_grad_hook(
-        [this, i](const Variable&) { autograd_hook(i); }));
-  }
-}
-
-Reducer::~Reducer() {
-  for (size_t i = 0; i < params_.size(); ++i) params_[i].second.remove_hook(hook_ids_[i]);
-  wait_in_flight();
-}
-
-void Reducer::wait_in_flight() noexcept {
-  for (Bucket& bucket : buckets_) {
-    if (!bucket.work) continue;
-    try {
-      bucket.work->wait(options_.timeout);
-    } catch (...) {  // the error was (or will be) reported by whoever waited first
-    }
-    bucket.work.reset();
-  }
-  if (used_work_) {
-    try {
-      used_work_->wait(options_.timeout);
-    } catch (...) {
-    }
-    used_work_.reset();
-  }
-  for (std::thread& t : watchers_) t.join();
-  watchers_.clear();
-}
-
-void Reducer::initialize_buckets(const std::vector<BucketIndices>& assignment) {
-  buckets_.clear();
-  locator_.assign(params_.size(), {0, 0});
-  for (const BucketIndices& indices : assignment) {
-    Bucket bucket;
-    bucket.params = indices;
-    int64_t offset = 0;
-    for (size_t position = 0; position < indices.size(); ++position) {
-      locator_[indices[position]] = {buckets_.size(), position};
-      bucket.offsets.push_back(offset);
-      offset += params_[indices[position]].second.numel();
-    }
-    bucket.flat = Tensor::zeros({offset}, params_[0].second.device());
-    buckets_.push_back(std::move(bucket));
-  }
-}
-
-Tensor Reducer::slice(size_t index) const {
-  const auto [b, position] = locator_[index];
-  const Bucket& bucket = buckets_[b];
-  const Variable& p = params_[index].second;
-  return bucket.flat.rows(bucket.offsets[position], p.numel()).reshape(p.shape());
-}
-
-std::vector<BucketInfo> Reducer::buckets() const {
-  std::vector<BucketInfo> out;
-  for (const Bucket& bucket : buckets_) {
-    out.push_back({bucket.params, bucket.flat.numel() * static_cast<int64_t>(sizeof(float))});
-  }
-  return out;
-}
-
-std::string Reducer::parameter_list(const std::vector<size_t>& indices) const {
-  std::string names, numbers;
-  for (size_t i : indices) {
-    names += (names.empty() ? "" : ", ") + params_[i].first;
-    numbers += (numbers.empty() ? "" : " ") + std::to_string(i);
-  }
-  return names + " (indices " + numbers + ")";
-}
 
 bool Reducer::rebuild_buckets() {
   // Only once, only after an iteration in which every parameter became ready, and not
@@ -124,8 +21,7 @@ bool Reducer::rebuild_buckets() {
   }
   has_rebuilt_ = true;
   wait_in_flight();  // the old buffers go away
-  std::vector<int64_t> bytes;
-  for (const auto& entry : params_) bytes.push_back(float_bytes(entry.second));
+  const std::vector<int64_t> bytes = param_bytes();
   std::vector<BucketIndices> assignment;
   // BEGIN SOLUTION: assign by this rank's ready order, then adopt rank 0's layout (broadcast)
   assignment = compute_bucket_assignment_by_size(
@@ -155,39 +51,9 @@ bool Reducer::rebuild_buckets() {
   return true;
 }
 
-void Reducer::ensure_prior_reduction_finished() const {
-  if (require_finalize_) {
-    std::vector<size_t> unmarked;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      if (!ready_[i]) unmarked.push_back(i);
-    }
-    throw ConfigError(
-        "Expected to have finished reduction in the prior iteration before starting a new "
-        "one. This error indicates that your module has parameters that were not used in "
-        "producing loss. " +
-        std::string(options_.find_unused_parameters
-                        ? "Since find_unused_parameters is on, not every forward output took "
-                          "part in the loss: pass the outputs the loss is computed from. "
-                        : "You can enable unused parameter detection with "
-                          "find_unused_parameters = true (--find-unused), or make sure every "
-                          "parameter takes part in the loss. ") +
-        "Parameters which did not receive grad for rank " + std::to_string(group_.rank()) + ": " +
-        parameter_list(unmarked));
-  }
-}
-
 void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
   ensure_prior_reduction_finished();
-  next_bucket_ = 0;
-  for (Bucket& bucket : buckets_) {
-    bucket.pending = bucket.params.size();
-    bucket.work.reset();
-  }
-  ready_.assign(params_.size(), false);
-  ready_log_.clear();
-  launch_log_.clear();
-  unused_.clear();
-  unused_marked_ = false;
+  reset_iteration();
   if (options_.find_unused_parameters) {
     local_used_ = Tensor::zeros({static_cast<int64_t>(params_.size())});
     // BEGIN SOLUTION: walk the graph from the outputs; unreached parameters are unused
@@ -219,46 +85,8 @@ void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
   last_trace_us_ = 0;  // trace_hook starts from the backward's beginning
 }
 
-void Reducer::autograd_hook(size_t index) {
-  if (!expect_hooks_) return;  // no_sync, or evaluation: gradients just accumulate
-  const double start = options_.trace ? TraceRecorder::now_us() : 0;
-  if (options_.find_unused_parameters) {
-    local_used_.data()[index] = 1.0f;
-    if (!unused_marked_) {
-      unused_marked_ = true;
-      for (size_t u : unused_) mark_variable_ready(u);
-    }
-  }
-  mark_variable_ready(index);
-  if (options_.trace) trace_hook(index, start);
-}
-
-void Reducer::trace_hook(size_t index, double start_us) {
-  TraceRecorder& trace = *options_.trace;
-  if (last_trace_us_ == 0) last_trace_us_ = trace.backward_begin_us();
-  // Consecutive hooks of one layer leave a gap of microseconds: not worth a span.
-  if (last_trace_us_ > 0 && start_us - last_trace_us_ > 5.0) {
-    trace.span(TraceRecorder::kCompute, "backward " + layer_of(params_[index].first),
-               last_trace_us_, start_us);
-  }
-  const double end = TraceRecorder::now_us();
-  const auto [b, position] = locator_[index];
-  trace.span(TraceRecorder::kCompute, "hook " + params_[index].first, start_us, end,
-             "into bucket " + std::to_string(b));
-  last_trace_us_ = end;
-}
-
 void Reducer::mark_variable_ready(size_t index) {
-  if (ready_[index]) {
-    throw ConfigError(
-        "Expected to mark a variable ready only once. Parameter \"" + params_[index].first +
-        "\" (index " + std::to_string(index) + ") on rank " + std::to_string(group_.rank()) +
-        " got its gradient twice in one iteration: it was used in a second backward before "
-        "the reduction finished, or outside forward. Run one backward per forward "
-        "(use no_sync to accumulate over several).");
-  }
-  ready_[index] = true;
-  if (!has_rebuilt_) ready_order_.push_back(index);
+  record_ready(index);
   // BEGIN SOLUTION: grad / world into the slice (zeros if undefined); bucket view option
   const Variable& p = params_[index].second;
   const Tensor view = slice(index);
@@ -297,41 +125,9 @@ void Reducer::launch_ready_buckets() {
   // END SOLUTION
 }
 
-void Reducer::launch_bucket(size_t b) {
-  Bucket& bucket = buckets_[b];
-  launch_log_.push_back(b);
-  bucket.launch_us = TraceRecorder::now_us();
-  bucket.work = group_.all_reduce_async(bucket.flat.span(), ReduceOp::SUM);
-  if (options_.trace) {
-    // A watcher records when the all-reduce really finished (the final wait only sees
-    // when it was waited for).
-    TraceRecorder* trace = options_.trace;
-    WorkPtr work = bucket.work;
-    const double start = bucket.launch_us;
-    const std::string detail = std::to_string(bucket.params.size()) + " parameters, " +
-                               std::to_string(bucket.flat.numel() * 4) + " bytes";
-    const Millis timeout = options_.timeout;
-    watchers_.emplace_back([trace, work, start, b, detail, timeout] {
-      try {
-        work->wait(timeout);
-      } catch (...) {  // reported by the final wait
-      }
-      trace->span(TraceRecorder::kComm, "all_reduce bucket " + std::to_string(b), start,
-                  TraceRecorder::now_us(), detail);
-    });
-  }
-}
-
 void Reducer::finalize_backward() {
   const double start = TraceRecorder::now_us();
-  std::vector<WorkPtr> works;
-  for (Bucket& bucket : buckets_) works.push_back(bucket.work);
-  works.push_back(used_work_);
-  wait_all(works, options_.timeout);
-  for (Bucket& bucket : buckets_) bucket.work.reset();
-  used_work_.reset();
-  for (std::thread& t : watchers_) t.join();
-  watchers_.clear();
+  wait_for_reductions();
   // BEGIN SOLUTION: copy each slice back into its grad (or the view); skip globally unused
   for (size_t i = 0; i < params_.size(); ++i) {
     if (options_.find_unused_parameters && local_used_.data()[i] == 0.0f) continue;

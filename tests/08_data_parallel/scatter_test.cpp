@@ -41,8 +41,10 @@ TEST(Scatter, ChunkSizesFollowTheClosedForm) {
 TEST(Scatter, ChunksAreTheBatchRowsInOrder) {
   const int64_t rows = 11, cols = 3;
   Tensor batch = Tensor::empty({rows, cols});
-  for (int64_t i = 0; i < rows * cols; ++i)
-    batch.data()[i] = static_cast<float>(100 * (i / cols) + i % cols);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const int64_t row = i / cols, col = i % cols;  // element 100 * row + col
+    batch.data()[i] = static_cast<float>(100 * row + col);
+  }
   for (int k = 1; k <= 5; ++k) {
     const std::vector<Tensor> chunks = scatter(batch, k);
     const std::vector<int64_t> sizes = scatter_chunk_sizes(rows, k);

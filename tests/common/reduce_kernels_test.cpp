@@ -85,7 +85,7 @@ TEST(ReduceOpNames, AnUnknownNameIsAConfigErrorListingTheKnownOnes) {
     parse_reduce_op("mean");
     ADD_FAILURE() << "parse_reduce_op(\"mean\") returned";
   } catch (const ConfigError& e) {
-    const std::string what = e.detail();
+    const std::string& what = e.detail();
     EXPECT_NE(what.find("'mean'"), std::string::npos) << what;
     EXPECT_NE(what.find("sum, prod, min, max, avg"), std::string::npos) << what;
   }

@@ -57,6 +57,7 @@ TEST(Tensor, FromVectorChecksTheCount) {
 
 TEST(Tensor, CopiesShareViewsShareCloneDoesNot) {
   const Tensor a = wavy({4, 3});
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): the copy is under test
   const Tensor alias = a;
   const Tensor view = a.reshape({3, -1});
   const Tensor rows = a.rows(1, 2);

@@ -9,13 +9,17 @@
              untouched: 0 points in bounded time, every test worth points fails at a
              TODO of its own lesson, grade.json is well formed; this also shows that the
              copy builds and grades without solutions/
-  sabotage   the same copy with lesson 01 replaced by sabotage/01_ranks (COURSE_SABOTAGE=
-             deadlock, loop, segfault, exit, memory): lesson 01 scores 0 with the right reason
-             and nothing is left running, while lesson 02, given its reference code,
-             scores full points; the segfault run also grades hidden/01_ranks. Then
-             lesson 05 replaced by sabotage/05_ring_allreduce, a ring that sends a whole
-             segment before it receives: correct on small buffers, so only the
-             large-message cases catch it; they score 0, in seconds, saying deadlock
+  sabotage   the same copy with lesson 01's answers sabotaged (COURSE_SABOTAGE=
+             deadlock, loop, segfault, exit, memory; sabotage/01_ranks/sabotage.h): lesson
+             01 scores 0 with the right reason and nothing is left running, while lesson
+             02, given its reference code, scores full points; the segfault run also grades
+             hidden/01_ranks. Then lesson 05's ring sabotaged to send a whole segment
+             before it receives: correct on small buffers, so only the large-message cases
+             catch it; they score 0, in seconds, saying deadlock
+
+The sabotaged files are made at test time from solutions/ (SABOTAGE below): each is the
+reference answer with a few checked textual substitutions, so they follow the reference
+as it changes, and a substitution whose text is no longer there fails the run, naming it.
 
 The copy's lessons/ are the stubs generated from solutions/, whatever this tree's
 lessons/ holds (someone working through the course has answers there).
@@ -84,6 +88,11 @@ def reason(test):
 
 class Units(unittest.TestCase):
     @wanted("units")
+    def test_sabotage_substitutions_still_apply(self):
+        for topic, name in SABOTAGE:
+            if (ROOT / "solutions" / topic / name).exists():
+                self.assertIn("sabotage", sabotaged(topic, name))
+
     def test_points_scale_to_the_total(self):
         pf = pointslib.PointsFile(total=10, points={"A.x": 3, "B.*": 0})
         m = pf.max_scores(["A.x", "A.y", "B.z"])
@@ -200,6 +209,74 @@ class Reference(Checks, unittest.TestCase):
         print(f"reference: {data['score']} points, {secs:.0f} s")
 
 
+# The sabotage: (lesson, answer file) -> substitutions (pattern, replacement, count), applied
+# to solutions/<lesson>/<file>. A pattern is a regular expression (re.S); it must match
+# exactly `count` times.
+RING_FLUSH = "link.flush();  // THE MISTAKE: the whole span leaves before we receive\n"
+SABOTAGE = {
+    ("01_ranks", "ranks.cpp"): [
+        (r'#include "ranks.h"\n', '#include "ranks.h"\n#include "sabotage.h"\n', 1),
+        # every rank function: fail as COURSE_SABOTAGE says ("deadlock": wait forever)
+        (r"\n  // BEGIN SOLUTION", "\n  sabotage::strike(false);\n  // BEGIN SOLUTION", 4),
+    ],
+    ("01_ranks", "full_mesh.cpp"): [
+        (r'#include "full_mesh.h"\n', '#include "full_mesh.h"\n#include "sabotage.h"\n', 1),
+        (r"Millis timeout\) \{\n", "Millis timeout) {\n  sabotage::strike(true);\n", 1),
+        # the classic deadlock of lessons/01_ranks/README.md: every rank accepts from
+        # everyone before it dials, so nobody ever dials
+        (r"  // BEGIN SOLUTION.*?// END SOLUTION\n", """\
+  for (int peer = 0; peer < world; ++peer) {
+    if (peer == rank) continue;
+    Socket sock = listener.accept(timeout);
+    try {
+      const Hello hello = hello_accept(sock, token, name);
+      mesh.peers[hello.rank] = std::move(sock);
+    } catch (const ProtocolError&) {
+      --peer;  // a stranger: keep waiting for the real peer
+    }
+  }
+""", 1),
+    ],
+    ("05_ring_allreduce", "all_reduce_ring.cpp"): [
+        # every post_send of the reduce-scatter flushed at once: a rank sends a whole
+        # segment before it receives anything, which deadlocks once a segment no longer
+        # fits in the socket buffers
+        (r"(\n( *)link\.post_send\(first\.data\(\), first\.size_bytes\(\)\);\n)",
+         r"\1\2" + RING_FLUSH, 1),
+        (r"(\n( *)link\.post_send\(chunk\.data\(\), chunk\.size_bytes\(\)\);\n)(?=\s*\}\s*\}\s*// Phase 2)",
+         r"\1\2" + RING_FLUSH, 1),
+    ],
+}
+
+
+def sabotaged(topic, name):
+    """The text of solutions/topic/name with its SABOTAGE substitutions applied."""
+    text = (ROOT / "solutions" / topic / name).read_text()
+    for pattern, replacement, count in SABOTAGE[(topic, name)]:
+        text, n = re.subn(pattern, lambda m: m.expand(replacement), text, flags=re.S)
+        if n != count:
+            raise AssertionError(
+                f"sabotage of solutions/{topic}/{name}: {pattern!r} matched {n} times, not "
+                f"{count}; the reference changed: update SABOTAGE in {pathlib.Path(__file__).name}")
+    return f"// {name}: sabotaged by {pathlib.Path(__file__).name} (SABOTAGE); not an example.\n" + text
+
+
+def write_sabotage(topic):
+    """Writes lesson `topic`'s sabotaged answer files (and sabotage/<topic>/*) into EXPORT."""
+    for (t, name) in SABOTAGE:
+        if t == topic:
+            write_if_changed(sabotaged(t, name), EXPORT / "lessons" / t / name)
+    if (HERE / "sabotage" / topic).is_dir():
+        for f in (HERE / "sabotage" / topic).iterdir():
+            copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
+
+
+def write_if_changed(text, dst):
+    if not dst.exists() or dst.read_text() != text:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(text)
+
+
 def copy_if_changed(src, dst):
     if not dst.exists() or dst.read_bytes() != src.read_bytes():
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -210,7 +287,7 @@ class LearnerCopy(Checks, unittest.TestCase):
     """A learner's copy (tools/export_learner.sh): first untouched, then sabotaged.
 
     The cases run in the order of their names: the stubs first, on a fresh export; then
-    lesson 01 is replaced by sabotage/01_ranks and lesson 02 by its reference code.
+    lesson 01's answers are sabotaged (SABOTAGE) and lesson 02 gets its reference code.
     """
 
     @classmethod
@@ -228,8 +305,7 @@ class LearnerCopy(Checks, unittest.TestCase):
 
     @staticmethod
     def break_lesson01():
-        for f in (HERE / "sabotage" / "01_ranks").iterdir():
-            copy_if_changed(f, EXPORT / "lessons" / "01_ranks" / f.name)
+        write_sabotage("01_ranks")
         # The instructor's knob: lesson 01's tests get 3 s each (hangs cost seconds here).
         points = json.loads((ROOT / "tests" / "01_ranks" / "points.json").read_text())
         points["timeout_s"] = 3
@@ -312,10 +388,9 @@ class LearnerCopy(Checks, unittest.TestCase):
     @wanted("sabotage")
     def test_6_ring_that_sends_before_it_receives(self):
         topic = "05_ring_allreduce"
-        if not (HERE / "sabotage" / topic).is_dir() or not (EXPORT / "lessons" / topic).is_dir():
+        if not (ROOT / "solutions" / topic).is_dir() or not (EXPORT / "lessons" / topic).is_dir():
             self.skipTest("no lesson 05 here")
-        for f in (HERE / "sabotage" / topic).iterdir():
-            copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
+        write_sabotage(topic)
         try:
             rc, data, secs, _ = grade("--root", str(EXPORT), "--json", str(WORK / "sabotage-ring.json"),
                                       "--lesson", "05", *FAST, timeout=900)
@@ -334,6 +409,7 @@ class LearnerCopy(Checks, unittest.TestCase):
                         "the sabotaged ring is correct on small buffers: other tests should pass")
         print(f"sabotage ring: {len(large)} large case(s) score 0, {data['score']:.1f} points, {secs:.0f} s")
 
+    @wanted("sabotage")
     def test_7_memory_past_the_limit(self):
         _, mine = self.sabotage("memory", "--memory-mib", "300")
         self.assert_reasons(mine, r"exceeded 300 MiB of memory")

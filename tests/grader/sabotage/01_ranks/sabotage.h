@@ -8,7 +8,8 @@
 //   exit      calls exit(0) in the middle of the test
 //   memory    rank 0 (or the only process) leaks: writes 1 GiB, 64 MiB at a time, keeps
 //             it, then waits; the grader must stop it at its memory limit
-// tests/grader/test_grader.py copies these files over lessons/01_ranks/ in a learner's copy.
+// tests/grader/test_grader.py writes lesson 01's answers, with a call to strike() added
+// (its SABOTAGE), and this file into lessons/01_ranks/ of a learner's copy.
 //
 // What this is not: an example to follow.
 #pragma once
