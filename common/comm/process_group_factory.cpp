@@ -5,6 +5,9 @@
 #ifdef COURSE_HAVE_GLOO
 #include "process_group_gloo.h"
 #endif
+#ifdef COURSE_HAVE_NCCL
+#include "process_group_nccl.h"
+#endif
 
 namespace course {
 
@@ -14,6 +17,68 @@ std::vector<std::string> available_backends() {
 #else
   return {"tcp"};
 #endif
+}
+
+std::vector<std::string> backend_choices() {
+  std::vector<std::string> choices = available_backends();
+#ifdef COURSE_HAVE_NCCL
+  choices.push_back("nccl");
+#endif
+  return choices;
+}
+
+std::string backend_choices_str() {
+  std::string known;
+  for (const std::string& b : backend_choices()) known += (known.empty() ? "" : ", ") + b;
+  return known;
+}
+
+#ifndef COURSE_HAVE_NCCL
+namespace {
+
+// Why this build has no nccl backend, and what to do about it.
+[[noreturn]] void throw_no_nccl() {
+#if defined(COURSE_HAVE_CUDA) && !defined(COURSE_HAVE_NCCL)
+  throw ConfigError(
+      "this build has CUDA but no NCCL, so no nccl backend: install NCCL (libnccl-dev, "
+      "nccl.h and libnccl.so beside the CUDA toolkit), then reconfigure (make clean, or "
+      "delete the build directory); or run on --backend " +
+      backend_choices_str() + " with --device cpu");
+#else
+  throw ConfigError(
+      "this build has no CUDA, so no nccl backend: install the CUDA toolkit (nvcc in "
+      "/usr/local/cuda/bin) and NCCL, then reconfigure (make clean, or delete the build "
+      "directory; -DCOURSE_ENABLE_CUDA=OFF turns CUDA off); or run on --backend " +
+      backend_choices_str() + " with --device cpu");
+#endif
+}
+
+}  // namespace
+#endif
+
+void check_backend_device(const std::string& backend, const std::string& device) {
+  if (device != "cpu" && device != "cuda") {
+    throw ConfigError("unknown device '" + device + "': pass --device cpu or --device cuda");
+  }
+  if (backend == "nccl") {
+#ifndef COURSE_HAVE_NCCL
+    throw_no_nccl();
+#endif
+    if (device != "cuda") {
+      throw ConfigError(
+          "--backend nccl is for tensors on the GPU, and --device cpu keeps them on the host "
+          "(every gradient would cross to the GPU and back): pass --device cuda, or keep "
+          "--device cpu on --backend tcp or gloo");
+    }
+    return;
+  }
+  if (device == "cuda") {
+    throw ConfigError("--backend " + backend +
+                      " moves host memory, and --device cuda puts the tensors on the GPU "
+                      "(they are not staged through the host): pass --backend nccl with "
+                      "--device cuda, or --device cpu with --backend " +
+                      backend);
+  }
 }
 
 std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, StoreClient& store,
@@ -54,9 +119,18 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
         "reconfigure (make clean, or delete the build directory)");
 #endif
   }
-  std::string known;
-  for (const std::string& b : available_backends()) known += (known.empty() ? "" : ", ") + b;
-  throw ConfigError("unknown backend '" + backend + "': this build has " + known);
+  if (backend == "nccl") {
+#ifdef COURSE_HAVE_NCCL
+    NcclOptions options;
+    options.prefix = "nccl/" + recipe.name;
+    options.device = recipe.device;
+    options.timeout = recipe.timeout;
+    return std::make_unique<NcclProcessGroup>(store, rank, world, options);
+#else
+    throw_no_nccl();
+#endif
+  }
+  throw ConfigError("unknown backend '" + backend + "': this build has " + backend_choices_str());
 }
 
 }  // namespace course

@@ -11,9 +11,15 @@
 // "tcp" builds a TcpProcessGroup over a fresh full mesh with the recipe's algorithms (the
 // lesson code: common/ cannot name it, so the caller hands it over), its peers connected
 // as recipe.transport says (transport.h: sockets, or lesson 12's shared memory); "gloo" builds a
-// GlooProcessGroup, or throws ConfigError when this build has no Gloo. In common/, this
-// is the only file that asks whether Gloo was compiled in (COURSE_HAVE_GLOO); the gloo
-// backend's own files are compiled only when it was.
+// GlooProcessGroup, or throws ConfigError when this build has no Gloo; "nccl" builds an
+// NcclProcessGroup on GPU recipe.device (CUDA buffers only), or throws ConfigError naming
+// what the build lacks (CUDA, NCCL). In common/, this is the only file that asks whether
+// Gloo or NCCL was compiled in (COURSE_HAVE_GLOO, COURSE_HAVE_NCCL); the backends' own
+// files are compiled only when they were.
+//
+// Devices: tcp and gloo move host memory, nccl moves CUDA memory. check_backend_device()
+// is the one place a driver's --backend and --device are matched: CUDA tensors on tcp or
+// gloo are refused (not staged through the host) with a ConfigError naming --backend nccl.
 //
 // What this is not: the tests' factory (tests/collectives/group_factory.h picks the
 // algorithms per test binary at link time).
@@ -56,10 +62,25 @@ struct GroupRecipe {
   /// tcp only, for "shm" and "auto": connects two local ranks over shared memory
   /// (lesson 12's connect_shm; install_lesson12 sets it).
   ShmConnector connect_shm;
+  /// nccl only: the CUDA device of this rank (LOCAL_RANK); -1 keeps the current one.
+  int device = -1;
 };
 
-/// The backends this build can make: "tcp", and "gloo" when Gloo was found.
+/// The backends on host memory this build can make: "tcp", and "gloo" when Gloo was
+/// found (what the CPU benchmarks and comparisons loop over).
 std::vector<std::string> available_backends();
+
+/// Every backend --backend accepts in this build: available_backends(), then "nccl" when
+/// CUDA and NCCL were found. For drivers' --backend help and errors.
+std::vector<std::string> backend_choices();
+
+/// backend_choices() joined: "tcp, gloo, nccl".
+std::string backend_choices_str();
+
+/// Throws ConfigError when tensors on `device` ("cpu" or "cuda") cannot go through
+/// `backend`: CUDA tensors on tcp or gloo (use --backend nccl), CPU tensors on nccl (use
+/// --device cuda), or nccl in a build without it.
+void check_backend_device(const std::string& backend, const std::string& device);
 
 /// A group of `world` ranks on `backend`. Every rank calls it with the same backend and
 /// recipe.name. Throws ConfigError for an unknown or unavailable backend, or a tcp recipe

@@ -32,6 +32,20 @@ Storage::~Storage() {
   kernels_for(device_).deallocate(ptr_);
 }
 
+void Storage::move_to(Device device) {
+  if (device == device_) return;
+  const Kernels& target = kernels_for(device);
+  float* moved = target.allocate(count_);
+  if (device_ == Device::cpu) {
+    target.copy_from_host(moved, ptr_, count_);
+  } else {
+    kernels_for(device_).copy_to_host(moved, ptr_, count_);
+  }
+  kernels_for(device_).deallocate(ptr_);
+  ptr_ = moved;
+  device_ = device;
+}
+
 Tensor Tensor::empty(const Shape& shape, Device device) {
   Tensor t;
   t.numel_ = shape_numel(shape);
@@ -98,6 +112,16 @@ float* Tensor::data() const {
 
 std::span<float> Tensor::span() const {
   return {data(), static_cast<size_t>(numel_)};
+}
+
+std::span<float> Tensor::device_span() const {
+  if (!storage_) throw ConfigError("device_span() of an undefined tensor");
+  return {raw(), static_cast<size_t>(numel_)};
+}
+
+void Tensor::move_to_(Device device) const {
+  if (!storage_) throw ConfigError("move_to_() of an undefined tensor");
+  storage_->move_to(device);
 }
 
 float Tensor::item() const {

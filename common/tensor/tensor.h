@@ -57,6 +57,9 @@ class Storage {
   int64_t count() const { return count_; }
   /// Where the floats live.
   Device device() const { return device_; }
+  /// Moves the floats to `device` in place (allocate there, copy, free here): every tensor
+  /// sharing this storage follows. A no-op when already there.
+  void move_to(Device device);
 
  private:
   Device device_;
@@ -105,6 +108,9 @@ class Tensor {
   float* raw() const;
   /// data() as a span of numel() floats.
   std::span<float> span() const;
+  /// raw() as a span of numel() floats, on any device: what a process group takes (a CUDA
+  /// tensor's span is device memory, for the nccl backend; never dereference it on the host).
+  std::span<float> device_span() const;
 
   /// The only element. REQUIRES: numel() == 1. Copies from the device if needed.
   float item() const;
@@ -115,6 +121,10 @@ class Tensor {
   Tensor to(Device device) const;
   /// An independent copy on the same device.
   Tensor clone() const;
+  /// Moves this tensor's whole storage to `device`, in place: every handle and view that
+  /// shares it follows (torch's module.to(device) on parameters). For moving a model's
+  /// parameters and buffers before training; never while another thread uses the storage.
+  void move_to_(Device device) const;
   /// A view with another shape and the same numel(); one dimension may be -1 (inferred).
   Tensor reshape(const Shape& shape) const;
   /// A view of rows [begin, begin + count) along dimension 0 (torch's narrow(0, ...)).

@@ -14,6 +14,9 @@ const Kernels& cpu_kernels();
 #if COURSE_HAVE_CUDA
 const Kernels& cuda_kernels();
 bool cuda_device_present();
+// Defined in tensor_device_cuda.cpp.
+int cuda_runtime_device_count();
+void cuda_runtime_set_device(int index);
 #endif
 
 const char* device_name(Device device) {
@@ -37,6 +40,43 @@ bool cuda_available() {
 #else
   return false;
 #endif
+}
+
+int cuda_device_count() {
+#if COURSE_HAVE_CUDA
+  return cuda_runtime_device_count();
+#else
+  return 0;
+#endif
+}
+
+void cuda_set_device(int index) {
+#if COURSE_HAVE_CUDA
+  const int count = cuda_runtime_device_count();
+  if (count == 0) {
+    throw ConfigError(
+        "--device cuda: this machine has no GPU that the CUDA driver sees (nvidia-smi lists "
+        "them): run with --device cpu");
+  }
+  if (index < 0 || index >= count) {
+    throw ConfigError("--device cuda: this rank wants GPU " + std::to_string(index) +
+                      " (its LOCAL_RANK), but this machine has " + std::to_string(count) +
+                      ": start at most one rank per GPU on each machine");
+  }
+  cuda_runtime_set_device(index);
+#else
+  (void)index;
+  throw ConfigError(
+      "--device cuda: this build has no CUDA: install the CUDA toolkit (nvcc in "
+      "/usr/local/cuda/bin) and reconfigure (make clean, or delete the build directory), "
+      "or run with --device cpu");
+#endif
+}
+
+Device parse_device(const std::string& name) {
+  if (name == "cpu") return Device::cpu;
+  if (name == "cuda") return Device::cuda;
+  throw ConfigError("unknown device '" + name + "': pass cpu or cuda");
 }
 
 }  // namespace course

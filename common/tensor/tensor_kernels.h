@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace course {
 
@@ -129,5 +130,18 @@ const Kernels& kernels_for(Device device);
 
 /// True when this build has CUDA and the machine has at least one usable GPU.
 bool cuda_available();
+
+/// The number of GPUs this process sees: 0 in a build without CUDA or on a machine without
+/// a GPU (or a driver), never an error.
+int cuda_device_count();
+
+/// Makes GPU `index` the current device of the calling thread: CUDA tensors created after
+/// it live there. A rank calls it with its LOCAL_RANK before making CUDA tensors. Throws
+/// ConfigError naming what is missing: CUDA in the build, a GPU, or GPU `index` (one rank
+/// per GPU: start at most cuda_device_count() ranks per machine).
+void cuda_set_device(int index);
+
+/// "cpu" -> Device::cpu, "cuda" -> Device::cuda; ConfigError naming both otherwise.
+Device parse_device(const std::string& name);
 
 }  // namespace course

@@ -1,0 +1,47 @@
+// training_options.cpp: see training_options.h.
+#include "training_options.h"
+
+#include "error.h"
+
+namespace course {
+
+void add_device_flag(CLI::App& app, std::string& device) {
+  app.add_option("--device", device,
+                 "where the model trains: cpu, or cuda (GPU LOCAL_RANK; see docs/gpu.md)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+}
+
+void add_optimizer_flags(CLI::App& app, TrainingOptions& o) {
+  app.add_option("--optimizer", o.optimizer, "sgd (momentum) or adam")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate (default 0.05 for sgd, 1e-3 for adam)");
+  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->capture_default_str();
+}
+
+Device select_device(const std::string& device, int local_rank) {
+  const Device d = parse_device(device);
+  if (d == Device::cuda) cuda_set_device(local_rank);
+  return d;
+}
+
+void move_module_to(Module& model, Device device) {
+  for (const Variable& p : model.parameters()) p.data().move_to_(device);
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const TrainingOptions& o, std::vector<Variable> params) {
+  if (o.optimizer == "adam") {
+    return std::make_unique<Adam>(std::move(params), AdamOptions{.lr = o.lr > 0 ? o.lr : 1e-3f,
+                                                                 .weight_decay = o.weight_decay});
+  }
+  if (o.optimizer != "sgd") {
+    throw ConfigError("unknown optimizer '" + o.optimizer + "': pass sgd or adam");
+  }
+  return std::make_unique<Sgd>(std::move(params), SgdOptions{.lr = o.lr > 0 ? o.lr : 0.05f,
+                                                             .momentum = o.momentum,
+                                                             .weight_decay = o.weight_decay});
+}
+
+}  // namespace course
