@@ -13,7 +13,8 @@ ShmStream::ShmStream(ShmSegment segment, int side, std::string peer_name, int sp
       header_(static_cast<ShmPairHeader*>(segment_.data())),
       side_(side),
       peer_name_(std::move(peer_name)),
-      spin_(spin) {
+      spin_(spin),
+      last_alive_check_(std::chrono::steady_clock::now().time_since_epoch().count()) {
   if (header_ == nullptr || header_->magic != kShmMagic || (side != 0 && side != 1)) {
     throw ProtocolError("shared-memory segment " + segment_.name() +
                         " is not an initialised pair of rings");
@@ -58,7 +59,26 @@ size_t ShmStream::try_recv(void* data, size_t n) {
   return k;
 }
 
+void ShmStream::check_peer_alive() {
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  const int64_t period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::milliseconds(100))
+                             .count();
+  int64_t last = last_alive_check_.load(std::memory_order_relaxed);
+  if (now - last < period ||
+      !last_alive_check_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    return;
+  }
+  const int pid = header_->pid[1 - side_];
+  if (!process_alive(pid)) {
+    throw PeerClosedError(peer_name_ + " (pid " + std::to_string(pid) +
+                          ") is gone: it exited or crashed without closing its end of the "
+                          "shared-memory connection; see that rank's output");
+  }
+}
+
 bool ShmStream::wait_until(const std::function<bool()>& ready, Millis timeout) {
+  check_peer_alive();
   const int peer = 1 - side_;
   const auto closed = [this, peer] {
     return header_->closed[0].load(std::memory_order_acquire) != 0 ||

@@ -13,13 +13,16 @@
 // Closing: close() (and the destructor) marks this side closed and rings the peer, whose
 // reads fail with PeerClosedError once the ring is drained and whose writes fail at once;
 // shutdown() does the same but keeps the mapping (another thread may be inside a call);
-// a crash is noticed through the pid (shm_channel.h, PEER DEATH).
+// a crash is noticed through the pid (shm_channel.h, PEER DEATH), by wait_doorbell in a
+// long wait and by the stream itself across many short ones.
 //
 // What this is not: the rendezvous; shm_transport.h creates the segment through the store.
 //
 // Thread safety: one sending and one receiving thread at a time; shutdown() from any thread.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -59,12 +62,17 @@ class ShmStream final : public ByteStream {
   // the peer has closed its end.
   void check_open(bool sending, bool drained) const;
   bool wait_until(const std::function<bool()>& ready, Millis timeout);
+  // Throws PeerClosedError when the peer's process is gone, looking at most every 100 ms.
+  void check_peer_alive();
 
   ShmSegment segment_;
   ShmPairHeader* header_;
   int side_;
   std::string peer_name_;
   int spin_;
+  // When check_peer_alive last looked (steady_clock ticks): DuplexLink's wait_either
+  // waits on two streams in slices of 1 ms, too short for wait_doorbell's own check.
+  std::atomic<int64_t> last_alive_check_;
   std::unique_ptr<ShmChannel> out_;
   std::unique_ptr<ShmChannel> in_;
 };

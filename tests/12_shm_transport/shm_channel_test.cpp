@@ -254,6 +254,53 @@ TEST(ShmStream, APeerKilledMidMessageGivesAnErrorWithinSeconds) {
   EXPECT_TRUE(leftovers(::getpid()).empty()) << "the crash left a segment in /dev/shm";
 }
 
+// The ring's one-thread mode waits on two streams at once (wait_either), in slices of
+// 1 ms: a peer that dies while this rank waits on it and on another, live, peer must still
+// be noticed within seconds.
+TEST(ShmStream, APeerKilledWhileWaitingOnTwoStreamsGivesAnErrorWithinSeconds) {
+  const std::string name = "/course." + std::to_string(::getpid()) + ".two";
+  const size_t bytes = shm_pair_bytes(4096, 4);
+  ShmSegment mine = ShmSegment::create(name, bytes);
+  auto* header = new (mine.data()) ShmPairHeader();
+  header->slot_bytes = 4096;
+  header->slots = 4;
+  header->pid[0] = ::getpid();
+  header->magic = kShmMagic;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ShmStream peer(ShmSegment::open(name, bytes), 1, "parent", 0);
+    const char one = 1;
+    (void)!::write(ready[1], &one, 1);
+    ::raise(SIGKILL);
+    ::_exit(0);
+  }
+  header->pid[1] = child;
+  char one = 0;
+  ASSERT_EQ(::read(ready[0], &one, 1), 1);
+  mine.unlink();
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ShmStream from_dead(std::move(mine), 0, "rank 2", 0);
+  // The live peer's ring is full, so neither direction can move.
+  Pair live = make_pair(64, 4, 0);
+  const std::vector<uint8_t> m = message(0, 0, 256);
+  ASSERT_EQ(live.side0->try_send(m.data(), m.size()), 256u);
+  const auto start = Clock::now();
+  EXPECT_THROW(
+      {
+        while (Clock::now() - start < std::chrono::seconds(20)) {
+          wait_either(*live.side0, true, from_dead, true, Millis(50));
+        }
+      },
+      PeerClosedError);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  int status = 0;
+  ::waitpid(child, &status, 0);
+}
+
 // ---- through the store, between two processes ------------------------------------------
 
 TEST(ShmTransport, TwoRanksStreamBothWaysAndLeaveNothingInDevShm) {
