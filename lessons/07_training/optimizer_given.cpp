@@ -51,7 +51,7 @@ void Optimizer::load_state(const NamedTensors& state, int64_t steps) {
                         " fits none of this optimizer's " + std::to_string(params_.size()) +
                         " parameters");
     }
-    loaded[i][name.substr(dot + 1)] = t.clone();
+    loaded[i][name.substr(dot + 1)] = t.to(params_[i].device());  // a copy, where p lives
   }
   state_ = std::move(loaded);
   steps_ = steps;

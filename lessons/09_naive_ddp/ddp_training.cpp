@@ -49,12 +49,8 @@ void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
   app.add_option("--batch-size", o.batch_size, "examples per step on each rank")
       ->check(CLI::Range(1, 60000))
       ->capture_default_str();
-  app.add_option("--optimizer", o.optimizer, "sgd (momentum) or adam")
-      ->check(CLI::IsMember({"sgd", "adam"}))
-      ->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate (default 0.05 for sgd, 1e-3 for adam)");
-  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->capture_default_str();
+  add_optimizer_flags(app, o);
+  add_device_flag(app, o.device);
   app.add_option("--hidden", o.hidden, "hidden layer sizes, e.g. --hidden 512 512")
       ->expected(1, 16);
   app.add_option("--seed", o.seed, "seed for initialisation (plus the rank) and shuffling")
@@ -76,18 +72,13 @@ std::shared_ptr<Sequential> make_ddp_model(const DdpTrainingOptions& o,
   Rng rng(o.seed + static_cast<uint64_t>(rank));
   std::shared_ptr<Sequential> model = make_mlp(sizes, rng);
   if (rank == 0 && !o.init.empty()) load_checkpoint(o.init, *model, nullptr);
+  move_module_to(*model, parse_device(o.device));
   return model;
 }
 
 std::unique_ptr<Optimizer> make_ddp_optimizer(const DdpTrainingOptions& o,
                                               std::vector<Variable> params) {
-  if (o.optimizer == "adam") {
-    return std::make_unique<Adam>(std::move(params), AdamOptions{.lr = o.lr > 0 ? o.lr : 1e-3f,
-                                                                 .weight_decay = o.weight_decay});
-  }
-  return std::make_unique<Sgd>(std::move(params), SgdOptions{.lr = o.lr > 0 ? o.lr : 0.05f,
-                                                             .momentum = o.momentum,
-                                                             .weight_decay = o.weight_decay});
+  return make_optimizer(o, std::move(params));
 }
 
 StepResult ddp_train_step(Module& model, Optimizer& optimizer, GradientSync& sync,
@@ -153,7 +144,8 @@ double check_equivalence(const DdpTrainingOptions& o, const DdpData& data, Proce
   const int world = pg.size(), rank = pg.rank();
   auto sampler =
       std::make_shared<DistributedSampler>(data.train.size(), world, rank, o.shuffle, o.seed);
-  DataLoader loader(data.train, o.batch_size, sampler);
+  const Device device = parse_device(o.device);
+  DataLoader loader(data.train, o.batch_size, sampler, false, device);
   loader.start_epoch(0);
   // DDP: a model that starts different on every rank until make_sync broadcasts rank 0's.
   std::shared_ptr<Sequential> ddp_model = make_ddp_model(o, data.sizes, rank);
@@ -165,14 +157,15 @@ double check_equivalence(const DdpTrainingOptions& o, const DdpData& data, Proce
   NamedTensors start;
   for (const auto& [name, t] : ddp_model->state_dict()) start.emplace_back(name, t.clone());
   serial->load_state_dict(start);
+  move_module_to(*serial, device);
   std::unique_ptr<Optimizer> serial_opt = make_ddp_optimizer(o, serial->parameters());
 
   for (int s = 0; s < steps; ++s) {
     const std::optional<Batch> mine = loader.next();
     if (!mine) break;  // a tiny data set: fewer steps than asked
     ddp_train_step(*ddp_model, *ddp_opt, *sync, *mine);
-    train_step(*serial, *serial_opt,
-               global_batch(data.train, world, o.batch_size, o.shuffle, o.seed, 0, s));
+    Batch global = global_batch(data.train, world, o.batch_size, o.shuffle, o.seed, 0, s);
+    train_step(*serial, *serial_opt, {global.inputs.to(device), global.targets.to(device)});
   }
   return max_abs_difference(ddp_model->state_dict(), serial->state_dict());
 }
@@ -198,6 +191,7 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
                          const SyncFactory& make_sync, std::ostream& out) {
   const int world = pg.size(), rank = pg.rank();
   const bool talk = rank == 0 && !o.quiet;
+  const Device device = select_device(o.device, o.local_rank);
   const DdpData data = load_ddp_data(o);
   if (talk) {
     out << "data: " << data.train.size() << " training and " << data.test.size()
@@ -217,7 +211,8 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   // The run itself.
   std::shared_ptr<Sequential> model = make_ddp_model(o, data.sizes, rank);
   std::unique_ptr<GradientSync> sync = make_sync(*model, pg);
-  DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()));
+  DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()),
+                         false, device);
   if (talk && !o.init.empty()) {
     out << "init: rank 0 loaded " << o.init << ", broadcast to every rank (test accuracy "
         << fixed(100 * evaluate(*model, test_loader).accuracy, 2) << "% before training)"
@@ -225,12 +220,12 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   }
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(o, model->parameters());
   if (talk) {
-    out << "model: " << model->parameter_count() << " parameters, " << o.optimizer << ", "
-        << sync->describe() << std::endl;
+    out << "model: " << model->parameter_count() << " parameters on " << device_name(device) << ", "
+        << o.optimizer << ", " << sync->describe() << std::endl;
   }
   auto sampler =
       std::make_shared<DistributedSampler>(data.train.size(), world, rank, o.shuffle, o.seed);
-  DataLoader train_loader(data.train, o.batch_size, sampler);
+  DataLoader train_loader(data.train, o.batch_size, sampler, false, device);
   double best_accuracy = 0, samples_per_second = 0;
   int best_epoch = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {

@@ -54,6 +54,7 @@
 #include "sequential.h"
 #include "trainer.h"
 #include "training_data.h"
+#include "training_options.h"
 
 namespace CLI {
 class App;
@@ -62,14 +63,11 @@ class App;
 namespace course {
 
 /// Lesson 07's flags, with --batch-size per rank, plus --init, --checkpoint, --no-shuffle.
-struct DdpTrainingOptions {
+struct DdpTrainingOptions : TrainingOptions {  ///< --device and the optimizer flags
   std::string data = kFashionMnistDir;
   int epochs = 3;
   int64_t batch_size = 64;  ///< per rank: the global batch is np * batch_size
-  std::string optimizer = "sgd";
-  float lr = -1;  ///< per optimizer: 0.05 (SGD), 1e-3 (Adam)
-  float momentum = 0.9f;
-  float weight_decay = 0.0f;
+  int local_rank = 0;       ///< set by the driver (LOCAL_RANK): the GPU of --device cuda
   std::vector<int64_t> hidden = {512, 512};
   uint64_t seed = 0;
   int64_t limit = 0;       ///< 0: the whole training set

@@ -39,11 +39,14 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   recipe.token = course::job_token();
   recipe.connect_mesh = course::connect_full_mesh;
   recipe.install = course::install_lesson05;
+  recipe.device = ctx.env().local_rank;  // nccl: this rank's GPU
   if (g_compare) {
     g_compare_options.data = g_options.data;
     g_compare_options.hidden = g_options.hidden;
     return course::run_ddp_compare(ctx, g_compare_options, recipe, std::cout);
   }
+  course::check_backend_device(ctx.args().backend, g_options.device);
+  g_options.local_rank = ctx.env().local_rank;
   auto pg =
       course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
   const course::GradSync variant = course::parse_grad_sync(g_variant);
@@ -66,7 +69,7 @@ int main(int argc, char** argv) {
   config.name = "lesson09";
   config.title = "naive DDP: a distributed sampler, one model per rank, every gradient averaged";
   config.default_np = 2;
-  config.backends = course::available_backends();
+  config.backends = course::backend_choices();
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g_options);
     app.add_option("--variant", g_variant, "per-param (one all-reduce each) or flat (one buffer)")

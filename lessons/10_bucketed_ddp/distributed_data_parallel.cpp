@@ -22,7 +22,7 @@ std::vector<std::pair<std::string, Variable>> synced_parameters(Module& module,
 
 void broadcast_parameters(Module& module, ProcessGroup& group) {
   if (group.size() == 1) return;
-  for (const Variable& p : module.parameters()) group.broadcast(p.data().span(), 0);
+  for (const Variable& p : module.parameters()) group.broadcast(p.data().device_span(), 0);
   for (auto& [name, buffer] : module.named_buffers()) group.broadcast(buffer.span(), 0);
 }
 

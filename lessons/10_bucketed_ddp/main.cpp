@@ -157,6 +157,9 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   recipe.token = course::job_token();
   recipe.connect_mesh = course::connect_full_mesh;
   recipe.install = course::install_lesson05;
+  recipe.device = ctx.env().local_rank;  // nccl: this rank's GPU
+  course::check_backend_device(ctx.args().backend, g.training.device);
+  g.training.local_rank = ctx.env().local_rank;
   auto pg =
       course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
   if (ctx.args().bench) return course::run_ddp_bench(*pg, g.bench);
@@ -192,7 +195,7 @@ int main(int argc, char** argv) {
   config.name = "lesson10";
   config.title = "bucketed DDP: gradients all-reduced in buckets while backward runs";
   config.default_np = 2;
-  config.backends = course::available_backends();
+  config.backends = course::backend_choices();
   config.has_bench = true;
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g.training);

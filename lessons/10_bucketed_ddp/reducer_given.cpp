@@ -210,7 +210,7 @@ void Reducer::launch_bucket(size_t b) {
   Bucket& bucket = buckets_[b];
   launch_log_.push_back(b);
   bucket.launch_us = TraceRecorder::now_us();
-  bucket.work = group_.all_reduce_async(bucket.flat.span(), ReduceOp::SUM);
+  bucket.work = group_.all_reduce_async(bucket.flat.device_span(), ReduceOp::SUM);
   if (options_.trace) {
     // A watcher records when the all-reduce really finished (the final wait only sees
     // when it was waited for).

@@ -53,7 +53,7 @@ Tensor batch_norm_elemt(const Tensor& x, const BatchNormStats& stats, const Tens
       y[k] = (v[k] - stats.mean[cj]) * stats.invstd[cj] * w[cj] + b[cj];
     }
   }
-  return Tensor::from_vector({n, c}, y);
+  return Tensor::from_vector({n, c}, y, x.device());
 }
 
 void batch_norm_update_running(const BatchNormStats& stats, float eps, float momentum,
@@ -106,7 +106,7 @@ Tensor batch_norm_backward_elemt(const Tensor& dy, const Tensor& x, const BatchN
       dx[k] = static_cast<float>(w[cj] * istd * (g[k] - mean_dy - (v[k] - stats.mean[cj]) * proj));
     }
   }
-  return Tensor::from_vector({n, c}, dx);
+  return Tensor::from_vector({n, c}, dx, x.device());
 }
 
 std::vector<Tensor> BatchNormBackward::apply(const Tensor& grad_output) {
@@ -124,8 +124,8 @@ std::vector<Tensor> BatchNormBackward::apply(const Tensor& grad_output) {
   const int64_t c = weight.numel();
   std::vector<float> dw(static_cast<size_t>(c));
   for (size_t j = 0; j < dw.size(); ++j) dw[j] = sums.sum_dy_xmu[j] * stats.invstd[j];
-  if (needs_input_grad(1)) grads[1] = Tensor::from_vector({c}, dw);
-  if (needs_input_grad(2)) grads[2] = Tensor::from_vector({c}, sums.sum_dy);
+  if (needs_input_grad(1)) grads[1] = Tensor::from_vector({c}, dw, weight.device());
+  if (needs_input_grad(2)) grads[2] = Tensor::from_vector({c}, sums.sum_dy, weight.device());
   return grads;
 }
 

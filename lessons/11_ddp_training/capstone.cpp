@@ -214,6 +214,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   const bool talk = rank == 0 && !o.train.quiet;
   const bool bar = talk && ::isatty(STDOUT_FILENO);
   const DdpTrainingOptions& t = o.train;
+  const Device device = select_device(t.device, t.local_rank);
 
   // 0. SyncBatchNorm against BatchNorm1d, before anything is loaded.
   const double bn_difference = check_sync_batch_norm(bn_group);
@@ -236,11 +237,12 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   std::shared_ptr<LayerStack> model = make_bn_mlp(data.sizes, rng);
   if (rank == 0 && !t.init.empty()) load_checkpoint(t.init, *model, nullptr);
   if (o.sync_bn) model = convert_sync_batchnorm(*model, bn_group);
+  move_module_to(*model, device);           // parameters; BatchNorm's statistics stay on the host
   DistributedDataParallel ddp(*model, pg);  // rank 0's parameters and buffers everywhere
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(t, model->parameters());
   const RunConfig config = capstone_run_config(o, data.sizes, world);
   if (talk) {
-    out << "model: " << model->parameter_count() << " parameters, "
+    out << "model: " << model->parameter_count() << " parameters on " << device_name(device) << ", "
         << (o.sync_bn ? "SyncBatchNorm" : "BatchNorm1d per rank") << ", " << t.optimizer << ", "
         << ddp.describe() << std::endl;
   }
@@ -264,7 +266,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   // 5-7. Epochs.
   auto sampler =
       std::make_shared<DistributedSampler>(data.train.size(), world, rank, t.shuffle, t.seed);
-  DataLoader loader(data.train, t.batch_size, sampler, /*drop_last=*/true);
+  DataLoader loader(data.train, t.batch_size, sampler, /*drop_last=*/true, device);
   int64_t global_step = 0;
   for (int epoch = start_epoch; epoch < t.epochs; ++epoch) {
     model->set_training(true);

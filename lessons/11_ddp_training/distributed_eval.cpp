@@ -24,12 +24,15 @@ EvalStats evaluate_distributed(Module& model, const Dataset& data, ProcessGroup&
                                int64_t batch_size) {
   NoGradGuard no_grad;
   const std::vector<int64_t> mine = evaluation_indices(data.size(), pg.size(), pg.rank());
+  const std::vector<Variable> params = model.parameters();
+  const Device device = params.empty() ? Device::cpu : params[0].device();  // batches go there
   double loss_sum = 0;
   int64_t correct = 0;
   for (size_t begin = 0; begin < mine.size(); begin += static_cast<size_t>(batch_size)) {
     const size_t end = std::min(mine.size(), begin + static_cast<size_t>(batch_size));
     const std::span<const int64_t> ids(mine.data() + begin, end - begin);
-    const Tensor x = gather_rows(data.inputs, ids), y = gather_rows(data.targets, ids);
+    const Tensor x = gather_rows(data.inputs, ids, device);
+    const Tensor y = gather_rows(data.targets, ids, device);
     const Tensor logits = model.forward(Variable(x)).data();
     const std::vector<float> logp = log_softmax_forward(logits).to_vector();
     const std::vector<float> target = y.to_vector();

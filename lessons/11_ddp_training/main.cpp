@@ -6,6 +6,7 @@
 //   ./lesson11 --np 4 --sync-bn --backend gloo
 //   ./lesson11 --np 2 --epochs 5 --resume             # continue from the newest checkpoint
 //   ./lesson11 --bench --np 2                         # samples/s against one process
+//   ./lesson11 --device cuda --backend nccl --np 1     # on a GPU (docs/gpu.md)
 //   ./launch --nnodes 2 --node-rank 0 --nproc-per-node 1 --master-addr HOST ./lesson11
 //   RANK=0 WORLD_SIZE=2 MASTER_ADDR=HOST MASTER_PORT=29500 ./lesson11   # torchrun's variables
 //
@@ -37,16 +38,14 @@ std::unique_ptr<course::ProcessGroup> make_group(course::DriverContext& ctx,
   recipe.token = course::job_token();
   recipe.connect_mesh = course::connect_full_mesh;
   recipe.install = course::install_lesson05;
+  recipe.device = ctx.env().local_rank;  // nccl: this rank's GPU
   return course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
                                     recipe);
 }
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  if (ctx.args().backend == "nccl") {
-    throw course::ConfigError(
-        "--backend nccl: this build has no NCCL process group yet (and the capstone trains on "
-        "the CPU); use --backend tcp or --backend gloo");
-  }
+  course::check_backend_device(ctx.args().backend, g_options.train.device);
+  g_options.train.local_rank = ctx.env().local_rank;
   auto pg = make_group(ctx, "lesson11");
   auto bn_group = make_group(ctx, "lesson11-syncbn");
   if (ctx.rank() == 0) {
@@ -65,8 +64,7 @@ int main(int argc, char** argv) {
   config.name = "lesson11";
   config.title = "the capstone: DDP training with SyncBatchNorm, checkpoints and exact resume";
   config.default_np = 2;
-  config.backends = course::available_backends();
-  config.backends.push_back("nccl");
+  config.backends = course::backend_choices();
   config.has_bench = true;
   return course::run_driver(
       argc, argv, config,

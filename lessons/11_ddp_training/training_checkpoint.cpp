@@ -118,7 +118,7 @@ void broadcast_named_tensors(NamedTensors& tensors, std::map<std::string, std::s
       tensors.emplace_back(line.substr(0, tab), Tensor::zeros(shape));
     }
   }
-  for (auto& [name, t] : tensors) pg.broadcast(t.span(), root);
+  for (auto& [name, t] : tensors) pg.broadcast(t.device_span(), root);
 }
 
 std::optional<ResumeState> resume_from_latest(const std::string& dir, Module& model,

@@ -14,7 +14,7 @@ void NaiveDdp::broadcast_state() {
   // Parameters in named_parameters() order, then buffers: every rank calls broadcast with
   // the same sequence of sizes, so message i on every rank is tensor i.
   // BEGIN SOLUTION: broadcast every parameter's data, then every buffer, from rank 0
-  for (auto& [name, p] : params_) pg_.broadcast(p.data().span(), 0);
+  for (auto& [name, p] : params_) pg_.broadcast(p.data().device_span(), 0);
   for (auto& [name, b] : model_.named_buffers()) pg_.broadcast(b.span(), 0);
   // END SOLUTION
 }
@@ -24,7 +24,7 @@ void NaiveDdp::sync_gradients_per_param() {
   const float inv_world = 1.0f / static_cast<float>(pg_.size());
   for (auto& [name, p] : params_) {
     const Tensor g = p.grad();
-    pg_.all_reduce(g.span(), ReduceOp::SUM);
+    pg_.all_reduce(g.device_span(), ReduceOp::SUM);
     scale_(g, inv_world);
   }
   // END SOLUTION
