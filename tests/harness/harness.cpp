@@ -49,8 +49,10 @@ using Clock = std::chrono::steady_clock;
 /// Bytes of shared memory per rank for "what is it blocked in" (activity.h).
 constexpr size_t kActivitySlot = 256;
 
-/// How long the others may go on after one rank failed, before they are killed.
-constexpr auto kGrace = std::chrono::seconds(1);
+/// How long the others may go on after one rank failed, before they are killed: long
+/// enough for a failed collective's diagnosis (kCollectiveMonitorGrace, 1.5 s), so that
+/// the others end with their own errors rather than the harness's kill.
+constexpr auto kGrace = std::chrono::seconds(3);
 /// The longest message a rank sends back (it must fit the pipe, read only after the exit).
 constexpr size_t kMaxMessage = 16 * 1024;
 
