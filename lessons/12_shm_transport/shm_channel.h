@@ -97,6 +97,15 @@ size_t shm_slot_stride(uint32_t slot_bytes);
 /// The segment size for a pair of rings of `slots` slots of `slot_bytes` bytes.
 size_t shm_pair_bytes(uint32_t slot_bytes, uint32_t slots);
 
+/// Where a slot's payload starts: its first cache line holds the length (8 bytes) alone.
+inline constexpr size_t kShmSlotPayload = kShmCacheLine;
+/// How many payload bytes the producer put in `slot` (read from its first 8 bytes).
+uint64_t shm_slot_length(const char* slot);
+/// Writes `n`, the payload bytes of `slot`, into its first 8 bytes.
+void shm_set_slot_length(char* slot, uint64_t n);
+/// How often a sleeping waiter wakes to see whether its peer still runs.
+inline constexpr std::chrono::milliseconds kShmLivenessPeriod{100};
+
 /// One endpoint's view of one ring: the producer calls try_write, the consumer try_read.
 class ShmChannel {
  public:

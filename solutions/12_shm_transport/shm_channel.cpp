@@ -4,56 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "error.h"
 #include "futex.h"
 
 namespace course {
-
-namespace {
-
-// How often a sleeping waiter wakes to see whether its peer still runs.
-constexpr std::chrono::milliseconds kLivenessPeriod{100};
-
-// A slot: its length (how many payload bytes the producer put in) in the first 8 bytes,
-// the payload from the next cache line on.
-constexpr size_t kSlotPayload = kShmCacheLine;
-
-uint64_t slot_length(const char* slot) {
-  uint64_t n;
-  std::memcpy(&n, slot, sizeof(n));
-  return n;
-}
-
-void set_slot_length(char* slot, uint64_t n) {
-  std::memcpy(slot, &n, sizeof(n));
-}
-
-}  // namespace
-
-size_t shm_slot_stride(uint32_t slot_bytes) {
-  const size_t bytes = kShmCacheLine + size_t{slot_bytes};
-  return (bytes + kShmCacheLine - 1) / kShmCacheLine * kShmCacheLine;
-}
-
-size_t shm_pair_bytes(uint32_t slot_bytes, uint32_t slots) {
-  const size_t header = (sizeof(ShmPairHeader) + kShmCacheLine - 1) / kShmCacheLine * kShmCacheLine;
-  return header + 2 * size_t{slots} * shm_slot_stride(slot_bytes);
-}
-
-ShmChannel::ShmChannel(ShmRingHeader& ring, char* slots, uint32_t slot_bytes, uint32_t slot_count,
-                       ShmDoorbell& peer_bell)
-    : ring_(ring),
-      slots_(slots),
-      slot_bytes_(slot_bytes),
-      slot_count_(slot_count),
-      peer_bell_(peer_bell) {}
-
-char* ShmChannel::slot(uint64_t index) const {
-  return slots_ + (index % slot_count_) * shm_slot_stride(slot_bytes_);
-}
 
 size_t ShmChannel::try_write(const void* data, size_t n) {
   // BEGIN SOLUTION: fill free slots (head - tail < slots), publish each with a release store of
@@ -66,8 +22,8 @@ size_t ShmChannel::try_write(const void* data, size_t n) {
   while (done < n && head - tail < slot_count_) {
     char* s = slot(head);
     const size_t k = std::min(n - done, size_t{slot_bytes_});
-    std::memcpy(s + kSlotPayload, src + done, k);
-    set_slot_length(s, k);
+    std::memcpy(s + kShmSlotPayload, src + done, k);
+    shm_set_slot_length(s, k);
     ++head;
     // release: the payload and length above are visible to whoever sees this head.
     ring_.head.store(head, std::memory_order_release);
@@ -89,9 +45,9 @@ size_t ShmChannel::try_read(void* data, size_t n) {
   bool freed = false;
   while (done < n && tail < head) {
     char* s = slot(tail);
-    const size_t length = slot_length(s);
+    const size_t length = shm_slot_length(s);
     const size_t k = std::min(n - done, length - read_offset_);
-    std::memcpy(dst + done, s + kSlotPayload + read_offset_, k);
+    std::memcpy(dst + done, s + kShmSlotPayload + read_offset_, k);
     read_offset_ += k;
     done += k;
     if (read_offset_ == length) {
@@ -131,17 +87,6 @@ void ring_doorbell(ShmDoorbell& bell) {
   // END SOLUTION
 }
 
-bool process_alive(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!stat || !std::getline(stat, line)) return false;
-  // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces and parens).
-  const size_t close = line.rfind(')');
-  if (close == std::string::npos || close + 2 >= line.size()) return false;
-  const char state = line[close + 2];
-  return state != 'Z' && state != 'X';
-}
-
 bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int peer_pid,
                    const std::string& peer, std::chrono::steady_clock::time_point deadline,
                    int spin) {
@@ -154,7 +99,7 @@ bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int pe
     __builtin_ia32_pause();
 #endif
   }
-  auto next_check = Clock::now() + kLivenessPeriod;
+  auto next_check = Clock::now() + kShmLivenessPeriod;
   for (;;) {
     const uint32_t seq = mine.seq.load(std::memory_order_acquire);
     mine.sleepers.fetch_add(1, std::memory_order_relaxed);
@@ -170,7 +115,7 @@ bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int pe
       return false;
     }
     if (now >= next_check) {
-      next_check = now + kLivenessPeriod;
+      next_check = now + kShmLivenessPeriod;
       if (!process_alive(peer_pid)) {
         mine.sleepers.fetch_sub(1, std::memory_order_relaxed);
         throw PeerClosedError(peer + " (pid " + std::to_string(peer_pid) +
