@@ -147,7 +147,8 @@ float* NcclProcessGroup::Impl::device_ptr(const float* p, size_t n, const std::s
   return entry.device;
 }
 
-void NcclProcessGroup::Impl::abort_locked(const std::string& reason, std::exception_ptr error,
+void NcclProcessGroup::Impl::abort_locked(const std::string& reason,
+                                          const std::exception_ptr& error,
                                           const NcclWorkState* culprit) {
   if (!abort_reason.empty()) return;
   abort_reason = reason;
@@ -199,7 +200,7 @@ WorkPtr NcclProcessGroup::Impl::launch(const std::string& what,
   check_cuda_call(cudaSetDevice(options.device),
                   "cudaSetDevice(" + std::to_string(options.device) + ")");
   // The operation reads what kernels queued on the caller's (default) stream wrote.
-  check_cuda_call(cudaEventRecord(ready, 0), what + ": cudaEventRecord");
+  check_cuda_call(cudaEventRecord(ready, nullptr), what + ": cudaEventRecord");
   check_cuda_call(cudaStreamWaitEvent(stream, ready, 0), what + ": cudaStreamWaitEvent");
   check_nccl(enqueue(), what);
   await_accepted_locked(what, deadline);

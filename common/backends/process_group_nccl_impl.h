@@ -178,7 +178,7 @@ struct NcclProcessGroup::Impl {
   /// Aborts the communicator (ncclCommAbort) and fails every pending Work: `culprit` (or
   /// every one, when null) with `error`, the rest with a NetworkError quoting `reason`.
   /// REQUIRES: mu held.
-  void abort_locked(const std::string& reason, std::exception_ptr error,
+  void abort_locked(const std::string& reason, const std::exception_ptr& error,
                     const NcclWorkState* culprit = nullptr);
   /// The watchdog thread's loop (see process_group_nccl.h).
   void watch();

@@ -20,7 +20,7 @@ StoreClient& DriverContext::store() {
 }
 
 std::string DriverContext::advertise_host() const {
-  const std::string forced = env_or("COURSE_ADVERTISE_ADDR", "");
+  std::string forced = env_or("COURSE_ADVERTISE_ADDR", "");
   if (!forced.empty()) return forced;
   const std::string& m = env_.master_addr;
   if (m.empty() || m == "localhost" || m.rfind("127.", 0) == 0 || m == "::1") return "127.0.0.1";

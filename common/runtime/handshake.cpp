@@ -83,7 +83,7 @@ std::string derive_job_token(const std::string& master_addr, int master_port) {
 }
 
 std::string job_token() {
-  const std::string token = env_or("COURSE_JOB_TOKEN", "");
+  std::string token = env_or("COURSE_JOB_TOKEN", "");
   if (!token.empty()) return token;
   return derive_job_token(env_or("MASTER_ADDR", ""), std::atoi(env_or("MASTER_PORT", "0").c_str()));
 }

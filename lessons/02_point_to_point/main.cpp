@@ -152,7 +152,7 @@ bool too_small_buffer(const P2p& p2p) {
   try {
     p2p.recv(small, 0, 9);
   } catch (const course::ProtocolError& e) {
-    const std::string what = e.detail();
+    const std::string& what = e.detail();
     const bool names_sizes = what.find("8 elements") != std::string::npos &&
                              what.find("4 elements") != std::string::npos;
     std::cout << "too small a buffer: " << what << std::endl;

@@ -55,7 +55,7 @@ std::string save_training_checkpoint(const std::string& dir, int epoch, const Mo
   for (const auto& [k, v] : config) meta[kConfigPrefix + k] = v;
   meta["epoch"] = std::to_string(epoch);
   meta["sampler_epoch"] = std::to_string(epoch);  // the next epoch's order is (seed, epoch)
-  const std::string path = checkpoint_path(dir, epoch);
+  std::string path = checkpoint_path(dir, epoch);
   save_checkpoint(path, model, &optimizer, meta);
   return path;
 }

@@ -60,7 +60,7 @@ TEST(TcpPointToPoint, RecvOfAnotherSizeNamesBothSizesAndBothRanks) {
         } catch (const ProtocolError& e) {
           // detail(): the message without its "rank 1 (pid ...)" prefix, which would
           // supply "rank 1" whatever the message says.
-          const std::string what = e.detail();
+          const std::string& what = e.detail();
           EXPECT_TRUE(contains(what, "8 elements")) << what;
           EXPECT_TRUE(contains(what, std::to_string(buffer) + " elements")) << what;
           EXPECT_TRUE(contains(what, "rank 0")) << what;

@@ -70,7 +70,8 @@ TEST(Sampler, ShuffleIsUnbiased) {
         RandomSampler(n, static_cast<uint64_t>(seed) * 7919).indices(0);
     ++position[std::find(order.begin(), order.end(), 0) - order.begin()];
   }
-  for (int c : position) EXPECT_NEAR(c, trials / n, 200) << "position counts are skewed";
+  for (int c : position)
+    EXPECT_NEAR(c, static_cast<double>(trials) / n, 200) << "position counts are skewed";
 }
 
 TEST(DataLoader, BatchesHoldTheSampledRowsInOrder) {

@@ -180,7 +180,7 @@ inline bool run_large(const RankContext& ctx, const std::string& call,
     body();
     return true;
   } catch (const TimeoutError& e) {
-    const std::string what = e.detail();
+    const std::string& what = e.detail();
     if (what.find("deadlock") != std::string::npos) {  // the transport said it already
       ADD_FAILURE() << "deadlock in " << call << " (rank " << ctx.rank << " of " << ctx.world
                     << "): " << what;

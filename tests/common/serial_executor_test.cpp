@@ -42,7 +42,7 @@ TEST(SerialExecutor, InlineRunsAfterEverythingSubmittedBeforeIt) {
 // Invariant 3: the hook sees every error first and may replace it; the executor goes on.
 TEST(SerialExecutor, ErrorHookSeesAndMayReplaceErrors) {
   std::atomic<int> seen{0};
-  SerialExecutor channel("test", [&](std::exception_ptr) -> std::exception_ptr {
+  SerialExecutor channel("test", [&](const std::exception_ptr&) -> std::exception_ptr {
     ++seen;
     return std::make_exception_ptr(ProtocolError("replaced"));
   });
