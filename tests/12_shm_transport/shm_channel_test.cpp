@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../harness/harness.h"
+#include "../support/joined_thread.h"
 #include "error.h"
 #include "shm_segment.h"
 #include "shm_stream.h"
@@ -108,7 +109,7 @@ std::vector<size_t> sizes_for(size_t slot) {
 // `piece` bytes when non-zero) and checks every byte; `pause_every` slows one side.
 void stream_and_check(ByteStream& from, ByteStream& to, const std::vector<size_t>& sizes,
                       size_t piece, bool slow_producer, bool slow_consumer) {
-  std::thread producer([&] {
+  JoinedThread producer([&] {
     for (size_t index = 0; index < sizes.size(); ++index) {
       const std::vector<uint8_t> m = message(0, index, sizes[index]);
       if (!slow_producer) {
@@ -177,7 +178,7 @@ TEST(ShmChannel, TheDoorbellWakesASleepingPeer) {
   Pair pair = make_pair(4096, 4, 0);
   constexpr int kRounds = 100;
   const auto start = Clock::now();
-  std::thread echo([&] {
+  JoinedThread echo([&] {
     uint32_t v = 0;
     for (int i = 0; i < kRounds; ++i) {
       pair.side1->recv_all(&v, sizeof(v), kTimeout);
@@ -312,7 +313,7 @@ TEST(ShmTransport, TwoRanksStreamBothWaysAndLeaveNothingInDevShm) {
     // Unlinked as soon as both ends mapped it.
     EXPECT_TRUE(leftovers(::getpid()).empty());
     const std::vector<size_t> sizes = {0, 5, tuning.slot_bytes + 1, (3u << 20) + 1};
-    std::thread sender([&] {
+    JoinedThread sender([&] {
       for (size_t index = 0; index < sizes.size(); ++index) {
         const std::vector<uint8_t> m = message(ctx.rank, index, sizes[index]);
         stream->send_all(m.data(), m.size(), kTimeout);
