@@ -33,4 +33,32 @@ void check_world_multiple(const char* op, const char* whole_name, size_t whole,
   }
 }
 
+void check_rooted_blocks(const char* op, const char* whole_name, size_t whole,
+                         const char* block_name, size_t block, int root, int rank, int world) {
+  check_root(op, root, world);
+  if (rank == root) check_world_multiple(op, whole_name, whole, block_name, block, world);
+}
+
+void check_same_length(const std::string& op, const char* a_name, size_t a, const char* b_name,
+                       size_t b) {
+  if (a != b) {
+    throw ConfigError(op + ": " + a_name + " has " + std::to_string(a) + " elements but " + b_name +
+                      " has " + std::to_string(b));
+  }
+}
+
+size_t check_all_to_all(std::span<const float> input, std::span<const float> output, int world) {
+  const auto n = static_cast<size_t>(world);
+  if (input.size() != output.size() || input.size() % n != 0) {
+    throw ConfigError("all_to_all: input has " + std::to_string(input.size()) +
+                      " elements and output " + std::to_string(output.size()) +
+                      ": both must be N x k with N = " + std::to_string(world));
+  }
+  if (!input.empty() && input.data() < output.data() + output.size() &&
+      output.data() < input.data() + input.size()) {
+    throw ConfigError("all_to_all: input and output overlap; pass two separate buffers");
+  }
+  return input.size() / n;
+}
+
 }  // namespace course

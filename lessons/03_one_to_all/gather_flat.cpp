@@ -9,11 +9,9 @@
 namespace course {
 
 void gather_flat(TcpComm& comm, std::span<const float> input, std::span<float> output, int root) {
-  check_root("gather", root, comm.size());
-  const size_t k = input.size();
-  if (comm.rank() == root) {
-    check_world_multiple("gather", "the root's output", output.size(), "input", k, comm.size());
-  }
+  check_rooted_blocks("gather", "the root's output", output.size(), "input", input.size(), root,
+                      comm.rank(), comm.size());
+  [[maybe_unused]] const size_t k = input.size();
   // TODO(lesson03): root: recv block j from rank j, copy its own; others: send input
   COURSE_TODO();
 }

@@ -9,11 +9,9 @@
 namespace course {
 
 void scatter_flat(TcpComm& comm, std::span<const float> input, std::span<float> output, int root) {
-  check_root("scatter", root, comm.size());
-  const size_t k = output.size();
-  if (comm.rank() == root) {
-    check_world_multiple("scatter", "the root's input", input.size(), "output", k, comm.size());
-  }
+  check_rooted_blocks("scatter", "the root's input", input.size(), "output", output.size(), root,
+                      comm.rank(), comm.size());
+  [[maybe_unused]] const size_t k = output.size();
   // TODO(lesson03): root: send block j to rank j, copy its own; others: receive
   COURSE_TODO();
 }

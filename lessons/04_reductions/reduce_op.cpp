@@ -4,16 +4,14 @@
 #include <algorithm>
 #include <string>
 
+#include "collective_checks.h"
 #include "error.h"
 
 namespace course {
 
 void reduce_op_apply(ReduceOp op, std::span<float> acc, std::span<const float> in) {
-  if (acc.size() != in.size()) {
-    throw ConfigError(std::string("reduce_op_apply(") + reduce_op_name(op) + "): acc has " +
-                      std::to_string(acc.size()) + " elements but in has " +
-                      std::to_string(in.size()));
-  }
+  check_same_length(std::string("reduce_op_apply(") + reduce_op_name(op) + ")", "acc", acc.size(),
+                    "in", in.size());
   [[maybe_unused]] const size_t n = acc.size();
   // TODO(lesson04): one loop per op (the switch outside the loop); AVG combines like SUM
   COURSE_TODO();

@@ -13,18 +13,9 @@
 namespace course {
 
 void all_to_all_direct(TcpComm& comm, std::span<const float> input, std::span<float> output) {
+  const size_t k = check_all_to_all(input, output, comm.size());
   const int n = comm.size();
   const int r = comm.rank();
-  if (input.size() != output.size() || input.size() % n != 0) {
-    throw ConfigError("all_to_all: input has " + std::to_string(input.size()) +
-                      " elements and output " + std::to_string(output.size()) +
-                      ": both must be N x k with N = " + std::to_string(n));
-  }
-  if (!input.empty() && input.data() < output.data() + output.size() &&
-      output.data() < input.data() + input.size()) {
-    throw ConfigError("all_to_all: input and output overlap; pass two separate buffers");
-  }
-  const size_t k = input.size() / n;
   // BEGIN SOLUTION: irecv and isend with every peer, copy your own block, wait_all
   std::vector<WorkPtr> works;
   for (int step = 1; step < n; ++step) {
