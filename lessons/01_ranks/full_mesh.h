@@ -26,6 +26,16 @@ namespace course {
 /// (IPv6), the port never does. ProtocolError when there is no colon.
 std::pair<std::string, int> split_address(const std::string& address);
 
+/// The start of connect_full_mesh: checks 0 <= rank < world (ConfigError otherwise) and
+/// returns this rank's Mesh with `world` peers, none connected yet.
+Mesh empty_mesh(int rank, int world);
+
+/// Step 1 of connect_full_mesh: listens on a free port of every interface, then publishes
+/// "advertise_host:port" under "<name>/addr/<rank>". In that order: whoever reads the
+/// address can dial it at once, and the dial waits in the kernel's backlog until accepted.
+Listener listen_and_publish(StoreClient& store, const std::string& name, int rank,
+                            const std::string& advertise_host);
+
 /// Connects this rank to every other rank of the world, rendezvousing through `store`.
 ///   rank, world:   this rank and the world size (0 <= rank < world)
 ///   token:         the job token (handshake.h); connections without it are refused

@@ -9,8 +9,6 @@
 
 #include <algorithm>
 
-#include "duplex_link.h"
-#include "error.h"
 #include "reduce_kernels.h"
 #include "ring_helpers.h"
 
@@ -29,29 +27,10 @@ size_t ring_segment_count(size_t count, int world, int segment) {
 // The ring, step by step, and the pipeline: all_reduce_ring.h.
 void all_reduce_ring(TcpComm& comm, std::span<float> data, ReduceOp op, size_t chunk_elements,
                      size_t sender_thread_bytes) {
-  if (chunk_elements == 0) {
-    throw ConfigError("all_reduce_ring: chunk_elements must be at least 1");
-  }
-  const int world = comm.size();
-  const int rank = comm.rank();
-  check_segments(data.size(), world);
-  if (world == 1) return;  // the reduction of one buffer is itself (AVG: divided by 1)
-  const int right = (rank + 1) % world;
-  const int left = (rank + world - 1) % world;
-  const size_t count = data.size();
-  // Declared out here: a posted buffer must outlive the link's final flush.
-  const MessageHeader mine{kMessageMagic, tags::kRingAllReduce, count};
-
-  // Small buffers: one thread, no hand-off. Large ones: a second thread sends while this
-  // one receives and reduces (duplex_link.h; the benchmark shows the crossover).
-  const DuplexMode mode =
-      data.size_bytes() >= sender_thread_bytes ? DuplexMode::sender_thread : DuplexMode::one_thread;
-  run_duplex(comm, right, left, "all_reduce_ring", mode, [&](DuplexLink& link) {
-    MessageHeader theirs;
-    link.post_send(&mine, sizeof(mine));
-    link.recv(&theirs, sizeof(theirs));
-    check_ring_header(theirs, left, rank, count);
-
+  const Ring ring = plan_ring(comm, data, chunk_elements, sender_thread_bytes);
+  if (ring.world == 1) return;  // the reduction of one buffer is itself (AVG: divided by 1)
+  run_ring(comm, ring, [&](DuplexLink& link) {
+    // The headers have crossed; from here on every byte is payload.
     // TODO(lesson05): reduce-scatter, then all-gather, forwarding each chunk once it is ready
     COURSE_TODO();
   });

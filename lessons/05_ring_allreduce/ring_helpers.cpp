@@ -11,6 +11,35 @@
 
 namespace course {
 
+Ring plan_ring(const TcpComm& comm, std::span<const float> data, size_t chunk_elements,
+               size_t sender_thread_bytes) {
+  if (chunk_elements == 0) {
+    throw ConfigError("all_reduce_ring: chunk_elements must be at least 1");
+  }
+  Ring ring;
+  ring.world = comm.size();
+  ring.rank = comm.rank();
+  ring.right = (ring.rank + 1) % ring.world;
+  ring.left = (ring.rank + ring.world - 1) % ring.world;
+  ring.count = data.size();
+  ring.mode =
+      data.size_bytes() >= sender_thread_bytes ? DuplexMode::sender_thread : DuplexMode::one_thread;
+  check_segments(ring.count, ring.world);
+  return ring;
+}
+
+void run_ring(TcpComm& comm, const Ring& ring, const std::function<void(DuplexLink&)>& body) {
+  // Declared out here: a posted buffer must outlive the link's final flush.
+  const MessageHeader mine{kMessageMagic, tags::kRingAllReduce, ring.count};
+  run_duplex(comm, ring.right, ring.left, "all_reduce_ring", ring.mode, [&](DuplexLink& link) {
+    MessageHeader theirs;
+    link.post_send(&mine, sizeof(mine));
+    link.recv(&theirs, sizeof(theirs));
+    check_ring_header(theirs, ring.left, ring.rank, ring.count);
+    body(link);
+  });
+}
+
 void check_ring_header(const MessageHeader& theirs, int left, int rank, size_t count) {
   const std::string route = "rank " + std::to_string(left) + " -> rank " + std::to_string(rank);
   if (theirs.magic != kMessageMagic) {

@@ -1,14 +1,40 @@
 // ring_helpers.h: lesson 05, given: the helpers of all_reduce_ring (all_reduce_ring.cpp):
-// the check of the neighbour's header, the check of the segment functions, and the
-// scratch buffer for incoming chunks.
+// the ring's set-up (plan_ring, run_ring), the check of the neighbour's header, the check
+// of the segment functions, and the scratch buffer for incoming chunks.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 
+#include "duplex_link.h"
 #include "message.h"
+#include "tcp_comm.h"
 
 namespace course {
+
+/// The ring as all_reduce_ring sees it, before the first byte moves.
+struct Ring {
+  int world = 1;
+  int rank = 0;
+  int right = 0;      // (rank + 1) % world: where every send goes
+  int left = 0;       // (rank + world - 1) % world: where every receive comes from
+  size_t count = 0;   // elements in the buffer, the same on every rank
+  DuplexMode mode{};  // one_thread below sender_thread_bytes, sender_thread from there
+};
+
+/// The checks and choices before the ring starts: chunk_elements at least 1 (ConfigError
+/// otherwise), the segment functions tile the buffer (check_segments), the neighbours, and
+/// the link's mode. Small buffers use one thread, with no hand-off; large ones a second
+/// thread that sends while this one receives and reduces (duplex_link.h; the benchmark
+/// shows the crossover).
+Ring plan_ring(const TcpComm& comm, std::span<const float> data, size_t chunk_elements,
+               size_t sender_thread_bytes);
+
+/// Runs `body` on a DuplexLink that sends to ring.right and receives from ring.left, after
+/// the headers have crossed: this rank's goes right, the left neighbour's is checked
+/// (check_ring_header). The header's buffer outlives the link's final flush.
+void run_ring(TcpComm& comm, const Ring& ring, const std::function<void(DuplexLink&)>& body);
 
 /// The first 16 bytes each way: lesson 02's message header with the ring's tag and the
 /// element count. Three ways it can be wrong, each with its own cause:
