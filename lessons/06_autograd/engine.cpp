@@ -24,21 +24,16 @@ std::unordered_map<Node*, int> count_dependencies(Node* root) {
 }  // namespace
 
 void run_backward(const Variable& root, const Tensor& grad_output) {
-  const Tensor seed = backward_seed(root, grad_output);
+  const Tensor seed = backward_seed(root, grad_output);  // first: it checks the root
   // The root's own node: its grad_fn, or its AccumulateGrad when the root is a leaf.
   // Holding it keeps the whole graph alive while we walk it through raw pointers.
   const std::shared_ptr<Node> root_node = gradient_edge(root);
-
-  std::unordered_map<Node*, int> dependencies = count_dependencies(root_node.get());
-  std::unordered_map<Node*, Tensor> buffers;
-  ReadyQueue ready;
-  uint64_t order = 0;
-  add_to_buffer(buffers[root_node.get()], seed);
-  ready.push({root_node->sequence_nr(), order++, root_node.get()});
+  [[maybe_unused]] Sweep sweep = start_sweep(root_node.get(), seed, count_dependencies(root_node.get()));
 
   // Pop the next ready node, apply() it to its summed gradient, add each returned gradient
   // into the buffer of the next node (add_to_buffer) and count that node down: at 0 it is
-  // ready. Nodes whose buffer stayed undefined are not applied, but still count down.
+  // ready (sweep.push). Nodes whose buffer stayed undefined are not applied, but still
+  // count down.
   // TODO(lesson06): the sweep: pop, apply, deliver, count down
   COURSE_TODO();
 }

@@ -34,4 +34,12 @@ void add_to_buffer(Tensor& buffer, Tensor grad) {
   buffer = buffer.defined() ? add(buffer, grad) : std::move(grad);
 }
 
+Sweep start_sweep(Node* root, Tensor seed, std::unordered_map<Node*, int> dependencies) {
+  Sweep sweep;
+  sweep.dependencies = std::move(dependencies);
+  add_to_buffer(sweep.buffers[root], std::move(seed));
+  sweep.push(root);
+  return sweep;
+}
+
 }  // namespace course

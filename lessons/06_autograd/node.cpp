@@ -2,6 +2,8 @@
 #include "node.h"
 
 #include <limits>
+#include <mutex>
+#include <vector>
 
 #include "error.h"
 
@@ -33,6 +35,25 @@ Node::~Node() {
 
 AccumulateGrad::AccumulateGrad(std::shared_ptr<VariableImpl> leaf)
     : Node(std::numeric_limits<uint64_t>::max()), leaf_(std::move(leaf)) {}
+
+std::vector<Tensor> AccumulateGrad::apply(const Tensor& grad) {
+  if (!grad.defined()) return {};
+  if (grad.shape() != leaf_->data.shape()) {
+    throw ConfigError("AccumulateGrad: gradient of shape " + shape_str(grad.shape()) + " for \"" +
+                      leaf_->name + "\" of shape " + shape_str(leaf_->data.shape()) +
+                      ": a backward formula returned the wrong shape");
+  }
+  std::vector<PostAccumulateGradHook> hooks;
+  {
+    std::lock_guard<std::mutex> lock(leaf_->mutex);
+    accumulate(grad);
+    for (const auto& entry : leaf_->hooks) hooks.push_back(entry.second);
+  }
+  // Outside the lock: a hook may read or replace the gradient (DDP's reducer does).
+  const Variable leaf(leaf_);
+  for (const auto& hook : hooks) hook(leaf);
+  return {};
+}
 
 std::shared_ptr<Node> grad_accumulator(const Variable& leaf) {
   if (!leaf.is_leaf() || !leaf.requires_grad()) {

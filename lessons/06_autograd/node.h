@@ -69,14 +69,18 @@ class Node {
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(std::shared_ptr<VariableImpl> leaf);
-  /// Adds grad into the leaf's gradient (accumulation.cpp), then fires its hooks.
-  /// Returns no gradients: a leaf has no inputs.
+  /// Checks grad's shape, adds it into the leaf's gradient (accumulate), then fires the
+  /// leaf's post-accumulate-grad hooks outside its lock. Returns no gradients: a leaf has
+  /// no inputs.
   std::vector<Tensor> apply(const Tensor& grad) override;
   std::string name() const override { return "AccumulateGrad"; }
   /// The leaf this node accumulates into (lesson 10 finds unused parameters with it).
   Variable variable() const { return Variable(leaf_); }
 
  private:
+  /// The accumulation itself (accumulate_grad.cpp), with the leaf's mutex held.
+  void accumulate(const Tensor& grad);
+
   std::shared_ptr<VariableImpl> leaf_;
 };
 

@@ -35,30 +35,25 @@ std::unordered_map<Node*, int> count_dependencies(Node* root) {
 }  // namespace
 
 void run_backward(const Variable& root, const Tensor& grad_output) {
-  const Tensor seed = backward_seed(root, grad_output);
+  const Tensor seed = backward_seed(root, grad_output);  // first: it checks the root
   // The root's own node: its grad_fn, or its AccumulateGrad when the root is a leaf.
   // Holding it keeps the whole graph alive while we walk it through raw pointers.
   const std::shared_ptr<Node> root_node = gradient_edge(root);
-
-  std::unordered_map<Node*, int> dependencies = count_dependencies(root_node.get());
-  std::unordered_map<Node*, Tensor> buffers;
-  ReadyQueue ready;
-  uint64_t order = 0;
-  add_to_buffer(buffers[root_node.get()], seed);
-  ready.push({root_node->sequence_nr(), order++, root_node.get()});
+  Sweep sweep = start_sweep(root_node.get(), seed, count_dependencies(root_node.get()));
 
   // Pop the next ready node, apply() it to its summed gradient, add each returned gradient
   // into the buffer of the next node (add_to_buffer) and count that node down: at 0 it is
-  // ready. Nodes whose buffer stayed undefined are not applied, but still count down.
+  // ready (sweep.push). Nodes whose buffer stayed undefined are not applied, but still
+  // count down.
   // BEGIN SOLUTION: the sweep: pop, apply, deliver, count down
-  while (!ready.empty()) {
-    Node* node = ready.top().node;
-    ready.pop();
+  while (!sweep.ready.empty()) {
+    Node* node = sweep.ready.top().node;
+    sweep.ready.pop();
     std::vector<Tensor> grads;
     {
       // Move the summed gradient out: once apply() returns, nobody else holds it.
-      Tensor grad = std::move(buffers[node]);
-      buffers.erase(node);
+      Tensor grad = std::move(sweep.buffers[node]);
+      sweep.buffers.erase(node);
       if (grad.defined()) grads = node->apply(grad);
     }
     const std::vector<std::shared_ptr<Node>>& next = node->next_functions();
@@ -69,8 +64,8 @@ void run_backward(const Variable& root, const Tensor& grad_output) {
     for (size_t i = 0; i < next.size(); ++i) {
       Node* target = next[i].get();
       if (target == nullptr) continue;
-      if (i < grads.size()) add_to_buffer(buffers[target], std::move(grads[i]));
-      if (--dependencies[target] == 0) ready.push({target->sequence_nr(), order++, target});
+      if (i < grads.size()) add_to_buffer(sweep.buffers[target], std::move(grads[i]));
+      if (--sweep.dependencies[target] == 0) sweep.push(target);
     }
   }
   // END SOLUTION
