@@ -46,6 +46,9 @@ STUBBED_SUFFIXES = {".cpp", ".cu"}
 # Declarations the stub may leave unused: `  const int v = ...` inside a function, or a
 # function definition starting in column 0, static or in `namespace {` (a file's helper).
 LOCAL_DECL = re.compile(r"^(?P<indent>[ \t]+)(?P<decl>(?:const\s+)?[\w:<>]+\s+(?P<name>\w+)\s*=[^=])")
+# A range-for over structured bindings, `for (const auto& [i, grad] : ...)`: unused when
+# none of its names is, and the attribute goes after `for (`.
+RANGE_FOR_BINDING = re.compile(r"^(?P<indent>[ \t]+for \()(?:\[\[maybe_unused\]\]\s*)?(?:const\s+)?auto\s*&?\s*\[(?P<names>[\w\s,]+)\]")
 FUNCTION_DEF = re.compile(r"^(?P<decl>(?:static\s+)?[\w:][\w:<>,\s]*?[\s*&](?P<name>\w+)\()")
 STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//.*$')
 
@@ -54,19 +57,30 @@ class MarkerError(Exception):
     pass
 
 
+def unbound(line):
+    """The line without the names a range-for binds (`for (auto& [a, b] :` keeps `for (`)."""
+    binding = RANGE_FOR_BINDING.match(line)
+    return line[:binding.end("indent")] + line[binding.end():] if binding else line
+
+
 def mark_unused(out, declarations, region_text):
-    """Prefixes with [[maybe_unused]] each declaration (index into out) whose name the
-    regions used and the stub's code (comments and strings aside) no longer does."""
-    for index, name in declarations:
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        if not word.search(region_text):
+    """Prefixes with [[maybe_unused]] each declaration (index into out, its names, where
+    the attribute goes) whose names the regions used and the stub's code (comments and
+    strings aside, the declaring line too for a binding) no longer does."""
+    for index, names, at in declarations:
+        words = [re.compile(rf"\b{re.escape(name)}\b") for name in names]
+        if not any(word.search(region_text) for word in words):
             continue
-        if any(word.search(STRING_OR_COMMENT.sub("", line)) for i, line in enumerate(out)
-               if i != index):
+        # A binding's names count as used only past the brackets (another loop may bind
+        # the same names); so does its own line.
+        code = [unbound(STRING_OR_COMMENT.sub("", line)) for i, line in enumerate(out)
+                if i != index]
+        if len(names) > 1:
+            code.append(unbound(STRING_OR_COMMENT.sub("", out[index])))
+        if any(word.search(line) for word in words for line in code):
             continue
         line = out[index]
-        indent = line[:len(line) - len(line.lstrip())]
-        out[index] = f"{indent}[[maybe_unused]] {line.lstrip()}"
+        out[index] = f"{line[:at]}[[maybe_unused]] {line[at:]}"
 
 
 def stub_text(path: pathlib.Path, lesson: str) -> str:
@@ -106,8 +120,15 @@ def stub_text(path: pathlib.Path, lesson: str) -> str:
                          not (anonymous or line.startswith("static "))):
             function = None  # a declaration, or a function other files may call
         decl = LOCAL_DECL.match(line) or function
-        if decl and "[[maybe_unused]]" not in line:
-            declarations.append((len(out), decl.group("name")))
+        binding = RANGE_FOR_BINDING.match(line)
+        if "[[maybe_unused]]" in line:
+            pass
+        elif binding:
+            names = tuple(n.strip() for n in binding.group("names").split(","))
+            declarations.append((len(out), names, binding.end("indent")))
+        elif decl:
+            at = len(line) - len(line.lstrip())
+            declarations.append((len(out), (decl.group("name"),), at))
         out.append(line)
     if region:
         raise MarkerError(f"{path}:{region[2]}: BEGIN SOLUTION is never closed")

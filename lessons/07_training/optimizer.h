@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "safetensors.h"
@@ -64,6 +65,9 @@ class Optimizer {
   /// The state tensor `key` of parameter i, created as zeros shaped like the parameter
   /// on first use.
   Tensor& state(size_t i, const std::string& key);
+  /// The parameters that have a gradient this step, as (index into params_, gradient)
+  /// pairs in order: the others are skipped by step(), as torch skips p.grad is None.
+  std::vector<std::pair<size_t, Tensor>> grads() const;
 
   std::vector<Variable> params_;
   std::vector<std::map<std::string, Tensor>> state_;

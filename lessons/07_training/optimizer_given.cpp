@@ -29,6 +29,15 @@ Tensor& Optimizer::state(size_t i, const std::string& key) {
   return t;
 }
 
+std::vector<std::pair<size_t, Tensor>> Optimizer::grads() const {
+  std::vector<std::pair<size_t, Tensor>> out;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor grad = params_[i].grad();
+    if (grad.defined()) out.emplace_back(i, std::move(grad));
+  }
+  return out;
+}
+
 NamedTensors Optimizer::state_tensors() const {
   NamedTensors out;
   for (size_t i = 0; i < state_.size(); ++i) {

@@ -9,9 +9,7 @@
 namespace course {
 
 void Sgd::step() {
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const Tensor grad = params_[i].grad();
-    if (!grad.defined()) continue;
+  for (const auto& [i, grad] : grads()) {
     // d = g + wd*p (a new tensor: never change the gradient), b = momentum*b + d in
     // state(i, "momentum_buffer"), d = nesterov ? d + momentum*b : b, then p -= lr*d.
     // BEGIN SOLUTION: the SGD update with tensor_ops.h's in-place ops
@@ -35,9 +33,7 @@ void Sgd::step() {
 
 void Adam::step() {
   ++steps_;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const Tensor grad = params_[i].grad();
-    if (!grad.defined()) continue;
+  for (const auto& [i, grad] : grads()) {
     // Decay as in SGD; m = state(i, "exp_avg") and v = state(i, "exp_avg_sq") as in
     // optimizer.h; with c1 = 1 - beta1^t and c2 = 1 - beta2^t (t = steps_),
     // p += -lr/c1 * m / (sqrt(v)/sqrt(c2) + eps).
