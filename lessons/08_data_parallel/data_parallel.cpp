@@ -13,9 +13,6 @@
 namespace course {
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 }  // namespace
 
 DataParallel::DataParallel(std::shared_ptr<Module> module, const ModuleFactory& make_replica,

@@ -6,6 +6,8 @@
 // worker thread, so wall - busy of a device is the time it waited for the slowest one.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <vector>
 
 namespace course {
@@ -26,6 +28,19 @@ struct DataParallelTimes {
     forward_busy.assign(devices, 0.0);
     backward_busy.assign(devices, 0.0);
   }
+
+  /// Adds one backward: its wall time and each device's busy seconds.
+  void add_backward(double wall, const std::vector<double>& busy) {
+    backward += wall;
+    for (size_t k = 0; k < busy.size() && k < backward_busy.size(); ++k) {
+      backward_busy[k] += busy[k];
+    }
+  }
 };
+
+/// Seconds from `start` to now, on the steady clock.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace course

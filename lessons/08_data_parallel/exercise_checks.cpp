@@ -48,7 +48,7 @@ void check_same_structure(const Module& master, const Module& replica, size_t k)
   }
 }
 
-void check_replicas(const Module& master, const std::vector<std::shared_ptr<Module>>& replicas) {
+void check_replicas(const Module& master, const Replicas& replicas) {
   for (size_t k = 0; k < replicas.size(); ++k) {
     if (!replicas[k] || replicas[k].get() == &master) {
       throw ConfigError("replicate: replica " + std::to_string(k) +
@@ -69,8 +69,7 @@ void check_reduce_add(const std::vector<Tensor>& tensors) {
   }
 }
 
-void check_parallel_apply(const DevicePool& pool,
-                          const std::vector<std::shared_ptr<Module>>& replicas,
+void check_parallel_apply(const DevicePool& pool, const Replicas& replicas,
                           const std::vector<Variable>& inputs) {
   if (replicas.size() != inputs.size() || replicas.size() > static_cast<size_t>(pool.size())) {
     throw ConfigError("parallel_apply: " + std::to_string(replicas.size()) + " replicas, " +
@@ -79,8 +78,7 @@ void check_parallel_apply(const DevicePool& pool,
   }
 }
 
-Shape gather_shape(const std::vector<Variable>& outputs, const GatherContext& context,
-                   bool& any_requires_grad) {
+Tensor gather_buffer(const std::vector<Variable>& outputs, const GatherContext& context) {
   if (outputs.empty() || outputs.size() != context.replicas.size() || !context.pool ||
       !context.master || outputs.size() > static_cast<size_t>(context.pool->size())) {
     throw ConfigError("gather: " + std::to_string(outputs.size()) + " outputs for " +
@@ -90,7 +88,6 @@ Shape gather_shape(const std::vector<Variable>& outputs, const GatherContext& co
   Shape shape = outputs[0].shape();
   if (shape.empty()) throw ConfigError("gather: the outputs are scalars; need a dimension 0");
   shape[0] = 0;
-  any_requires_grad = false;
   for (size_t k = 0; k < outputs.size(); ++k) {
     Shape rest = outputs[k].shape();
     if (rest.empty() || !std::equal(rest.begin() + 1, rest.end(), shape.begin() + 1, shape.end())) {
@@ -99,9 +96,8 @@ Shape gather_shape(const std::vector<Variable>& outputs, const GatherContext& co
                         shape_str(outputs[0].shape()) + "; they may differ in dimension 0 only");
     }
     shape[0] += rest[0];
-    any_requires_grad |= outputs[k].requires_grad();
   }
-  return shape;
+  return Tensor::empty(shape, outputs[0].device());
 }
 
 }  // namespace course

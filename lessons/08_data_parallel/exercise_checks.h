@@ -11,6 +11,7 @@
 #include "device_pool.h"
 #include "gather.h"
 #include "module.h"
+#include "replicate.h"
 #include "tensor.h"
 #include "variable.h"
 
@@ -23,17 +24,15 @@ void check_scatter_batch(const Tensor& batch);
 /// Throws unless replica k lists the master's names and shapes (parameters, then buffers).
 void check_same_structure(const Module& master, const Module& replica, size_t k);
 /// Throws unless every replica is non-null, not the master, and built like the master.
-void check_replicas(const Module& master, const std::vector<std::shared_ptr<Module>>& replicas);
+void check_replicas(const Module& master, const Replicas& replicas);
 /// Throws unless `tensors` is non-empty and all of one shape.
 void check_reduce_add(const std::vector<Tensor>& tensors);
 /// Throws unless there are as many replicas as inputs and at most one per device of `pool`.
-void check_parallel_apply(const DevicePool& pool,
-                          const std::vector<std::shared_ptr<Module>>& replicas,
+void check_parallel_apply(const DevicePool& pool, const Replicas& replicas,
                           const std::vector<Variable>& inputs);
 /// Checks gather's arguments (one output per replica, a pool, the master; outputs that
-/// differ in dimension 0 at most) and returns the shape of their concatenation.
-/// `any_requires_grad` is set when one of the outputs requires grad.
-Shape gather_shape(const std::vector<Variable>& outputs, const GatherContext& context,
-                   bool& any_requires_grad);
+/// differ in dimension 0 at most) and returns the buffer of their concatenation: an empty
+/// tensor on outputs[0]'s device, its dimension 0 the sum of theirs.
+Tensor gather_buffer(const std::vector<Variable>& outputs, const GatherContext& context);
 
 }  // namespace course

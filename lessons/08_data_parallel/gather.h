@@ -32,11 +32,14 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "data_parallel_times.h"
 #include "device_pool.h"
 #include "module.h"
+#include "node.h"
 #include "variable.h"
 
 namespace course {
@@ -51,6 +54,17 @@ struct GatherContext {
   std::shared_ptr<DataParallelTimes> times;
 };
 
+/// The backward across the gather: steps 1-3 of the drawing above, in apply().
+struct GatherBackward final : Node {
+  GatherBackward(std::vector<Variable> outs, GatherContext ctx)
+      : outputs(std::move(outs)), context(std::move(ctx)) {}
+  std::vector<Tensor> apply(const Tensor& g) override;
+  std::string name() const override { return "GatherBackward"; }
+
+  std::vector<Variable> outputs;  // each replica's output: the root of its graph
+  GatherContext context;
+};
+
 /// The outputs concatenated along dimension 0 on device 0. When grad mode is on and an
 /// output requires grad, the result's grad_fn is GatherBackward (above), which on
 /// backward splits the gradient by the outputs' row counts, runs every replica's backward
@@ -60,5 +74,11 @@ struct GatherContext {
 /// REQUIRES: at least one output; all of dimension >= 1 and equal beyond dimension 0;
 /// outputs.size() == replicas.size() <= pool->size() (ConfigError otherwise).
 Variable gather(const std::vector<Variable>& outputs, const GatherContext& context);
+
+/// gather's last step (given, gather_given.cpp): `joined` as a Variable whose grad_fn, when
+/// grad mode is on and an output requires grad, is a GatherBackward for `outputs`. The
+/// node has no edges: it delivers to the master's gradients itself.
+Variable gather_result(const Tensor& joined, const std::vector<Variable>& outputs,
+                       const GatherContext& context);
 
 }  // namespace course

@@ -30,6 +30,7 @@
 
 #include "data_loader.h"
 #include "data_parallel.h"
+#include "data_parallel_times.h"
 #include "device_pool.h"
 #include "driver.h"
 #include "mnist.h"
@@ -44,6 +45,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using course::seconds_since;
 
 struct Options {
   std::string data = course::kFashionMnistDir;
@@ -67,10 +69,6 @@ std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
   return buf;
-}
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 // ---- Data and model ----------------------------------------------------------------------

@@ -10,6 +10,14 @@
 
 namespace course {
 
+std::vector<Variable> parallel_apply(DevicePool& pool, const Replicas& replicas,
+                                     const std::vector<Variable>& inputs,
+                                     std::vector<double>* busy_seconds) {
+  check_parallel_apply(pool, replicas, inputs);
+  // TODO(lesson08): tasks writing outputs[k]; run_on_devices(..., "forward"); times to busy_seconds
+  COURSE_TODO();
+}
+
 std::vector<double> run_on_devices(DevicePool& pool,
                                    const std::vector<std::function<void()>>& tasks,
                                    const std::string& phase) {
@@ -23,19 +31,6 @@ std::vector<double> run_on_devices(DevicePool& pool,
   // TODO(lesson08): the first error: NotImplementedError as it is, else a ReplicaError
   COURSE_TODO();
   return seconds;
-}
-
-std::vector<Variable> parallel_apply(DevicePool& pool,
-                                     const std::vector<std::shared_ptr<Module>>& replicas,
-                                     const std::vector<Variable>& inputs,
-                                     std::vector<double>* busy_seconds) {
-  check_parallel_apply(pool, replicas, inputs);
-  std::vector<Variable> outputs(replicas.size());
-  std::vector<double> busy;
-  // TODO(lesson08): one task per replica writing outputs[k]; run_on_devices(pool, tasks, "forward")
-  COURSE_TODO();
-  if (busy_seconds) *busy_seconds = std::move(busy);
-  return outputs;
 }
 
 }  // namespace course

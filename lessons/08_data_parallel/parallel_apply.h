@@ -29,6 +29,7 @@
 #include "device_pool.h"
 #include "error.h"
 #include "module.h"
+#include "replicate.h"
 #include "variable.h"
 
 namespace course {
@@ -60,8 +61,7 @@ std::vector<double> run_on_devices(DevicePool& pool,
 /// outputs[k] = replicas[k]->forward(inputs[k]), each on device k's thread (run_on_devices,
 /// phase "forward"). When `busy_seconds` is given it receives run_on_devices' times.
 /// REQUIRES: replicas.size() == inputs.size() <= pool.size() (ConfigError otherwise).
-std::vector<Variable> parallel_apply(DevicePool& pool,
-                                     const std::vector<std::shared_ptr<Module>>& replicas,
+std::vector<Variable> parallel_apply(DevicePool& pool, const Replicas& replicas,
                                      const std::vector<Variable>& inputs,
                                      std::vector<double>* busy_seconds = nullptr);
 

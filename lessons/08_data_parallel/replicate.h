@@ -37,6 +37,9 @@
 
 namespace course {
 
+/// A module's replicas, replicas[k] on device k.
+using Replicas = std::vector<std::shared_ptr<Module>>;
+
 /// For every replica k and every parameter i (named_parameters() order): replica k's
 /// parameter i holds the master's values: replica 0 the master's own tensor (shared
 /// storage), every other replica a new copy (new storage on every call). Each replica
@@ -45,7 +48,7 @@ namespace course {
 /// REQUIRES: every replica has the master's parameter and buffer names and shapes, in the
 /// same order (ConfigError naming the replica and the first name that differs); the
 /// master is not one of the replicas.
-void replicate(const Module& master, const std::vector<std::shared_ptr<Module>>& replicas);
+void replicate(const Module& master, const Replicas& replicas);
 
 /// torch.cuda.comm.reduce_add: the elementwise sum of `tensors`, added in index order
 /// (tensors[0] + tensors[1] + ...), as a new tensor; the inputs are not changed.
@@ -58,6 +61,6 @@ Tensor reduce_add(const std::vector<Tensor>& tensors);
 /// there and the master's post-accumulate hooks fire once. A parameter that no replica has
 /// a gradient for (it took no part in the loss) is left alone.
 /// REQUIRES: the replicas match the master as for replicate().
-void reduce_add_into(const Module& master, const std::vector<std::shared_ptr<Module>>& replicas);
+void reduce_add_into(const Module& master, const Replicas& replicas);
 
 }  // namespace course

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "data_parallel_times.h"
 #include "error.h"
 #include "ops.h"
 
@@ -12,10 +13,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);

@@ -7,60 +7,14 @@
 
 #include "error.h"
 #include "exercise_checks.h"
-#include "node.h"
 #include "parallel_apply.h"
 #include "replicate.h"
 #include "tensor_ops.h"
 
 namespace course {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-struct GatherBackward final : Node {
-  std::vector<Variable> outputs;  // each replica's output: the root of its graph
-  GatherContext context;
-
-  std::vector<Tensor> apply(const Tensor& g) override {
-    auto t = Clock::now();
-    std::vector<double> busy;  // per device: the seconds of its backward
-    // Split g's rows by the outputs' sizes; run outputs[k].backward(its rows) on device k.
-    // BEGIN SOLUTION: g.rows per output, then run_on_devices(..., "backward")
-    std::vector<std::function<void()>> tasks;
-    int64_t begin = 0;
-    for (const Variable& out : outputs) {
-      const Tensor chunk = g.rows(begin, out.size(0));
-      begin += out.size(0);
-      tasks.push_back([out, chunk] { out.backward(chunk); });
-    }
-    busy = run_on_devices(*context.pool, tasks, "backward");
-    // END SOLUTION
-    if (context.times) {
-      context.times->backward += seconds_since(t);
-      for (size_t k = 0; k < busy.size() && k < context.times->backward_busy.size(); ++k) {
-        context.times->backward_busy[k] += busy[k];
-      }
-    }
-    t = Clock::now();
-    // BEGIN SOLUTION: 3. reduce_add_into the master, then clear the replicas' gradients
-    reduce_add_into(*context.master, context.replicas);
-    for (const auto& replica : context.replicas) replica->zero_grad(/*set_to_none=*/true);
-    // END SOLUTION
-    if (context.times) context.times->reduce_add += seconds_since(t);
-    return {};  // no next functions: the master's gradients are already delivered
-  }
-  std::string name() const override { return "GatherBackward"; }
-};
-
-}  // namespace
 
 Variable gather(const std::vector<Variable>& outputs, const GatherContext& context) {
-  bool any_requires_grad = false;
-  const Shape shape = gather_shape(outputs, context, any_requires_grad);
-  Tensor joined = Tensor::empty(shape, outputs[0].device());
+  Tensor joined = gather_buffer(outputs, context);
   // BEGIN SOLUTION: copy_ each output into its rows of `joined`, in device order
   int64_t begin = 0;
   for (const Variable& out : outputs) {
@@ -68,14 +22,31 @@ Variable gather(const std::vector<Variable>& outputs, const GatherContext& conte
     begin += out.size(0);
   }
   // END SOLUTION
-  Variable result(joined);
-  if (grad_mode_enabled() && any_requires_grad) {
-    auto node = std::make_shared<GatherBackward>();
-    node->outputs = outputs;
-    node->context = context;
-    connect_node(result, node, {});  // no edges: the node delivers to the master itself
+  return gather_result(joined, outputs, context);
+}
+
+std::vector<Tensor> GatherBackward::apply(const Tensor& g) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<double> busy;  // per device: the seconds of its backward
+  // Split g's rows by the outputs' sizes; run outputs[k].backward(its rows) on device k.
+  // BEGIN SOLUTION: g.rows per output, then run_on_devices(..., "backward")
+  std::vector<std::function<void()>> tasks;
+  int64_t begin = 0;
+  for (const Variable& out : outputs) {
+    const Tensor chunk = g.rows(begin, out.size(0));
+    begin += out.size(0);
+    tasks.push_back([out, chunk] { out.backward(chunk); });
   }
-  return result;
+  busy = run_on_devices(*context.pool, tasks, "backward");
+  // END SOLUTION
+  if (context.times) context.times->add_backward(seconds_since(start), busy);
+  const auto reduce_start = std::chrono::steady_clock::now();
+  // BEGIN SOLUTION: 3. reduce_add_into the master, then clear the replicas' gradients
+  reduce_add_into(*context.master, context.replicas);
+  for (const auto& replica : context.replicas) replica->zero_grad(/*set_to_none=*/true);
+  // END SOLUTION
+  if (context.times) context.times->reduce_add += seconds_since(reduce_start);
+  return {};  // no next functions: the master's gradients are already delivered
 }
 
 }  // namespace course

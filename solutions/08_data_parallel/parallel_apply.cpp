@@ -10,6 +10,22 @@
 
 namespace course {
 
+std::vector<Variable> parallel_apply(DevicePool& pool, const Replicas& replicas,
+                                     const std::vector<Variable>& inputs,
+                                     std::vector<double>* busy_seconds) {
+  check_parallel_apply(pool, replicas, inputs);
+  // BEGIN SOLUTION: tasks writing outputs[k]; run_on_devices(..., "forward"); times to busy_seconds
+  std::vector<Variable> outputs(replicas.size());
+  std::vector<std::function<void()>> tasks;
+  for (size_t k = 0; k < replicas.size(); ++k) {
+    tasks.push_back([&, k] { outputs[k] = replicas[k]->forward(inputs[k]); });
+  }
+  std::vector<double> busy = run_on_devices(pool, tasks, "forward");
+  if (busy_seconds) *busy_seconds = std::move(busy);
+  return outputs;
+  // END SOLUTION
+}
+
 std::vector<double> run_on_devices(DevicePool& pool,
                                    const std::vector<std::function<void()>>& tasks,
                                    const std::string& phase) {
@@ -47,24 +63,6 @@ std::vector<double> run_on_devices(DevicePool& pool,
   }
   // END SOLUTION
   return seconds;
-}
-
-std::vector<Variable> parallel_apply(DevicePool& pool,
-                                     const std::vector<std::shared_ptr<Module>>& replicas,
-                                     const std::vector<Variable>& inputs,
-                                     std::vector<double>* busy_seconds) {
-  check_parallel_apply(pool, replicas, inputs);
-  std::vector<Variable> outputs(replicas.size());
-  std::vector<double> busy;
-  // BEGIN SOLUTION: one task per replica writing outputs[k]; run_on_devices(pool, tasks, "forward")
-  std::vector<std::function<void()>> tasks;
-  for (size_t k = 0; k < replicas.size(); ++k) {
-    tasks.push_back([&, k] { outputs[k] = replicas[k]->forward(inputs[k]); });
-  }
-  busy = run_on_devices(pool, tasks, "forward");
-  // END SOLUTION
-  if (busy_seconds) *busy_seconds = std::move(busy);
-  return outputs;
 }
 
 }  // namespace course

@@ -9,7 +9,7 @@
 
 namespace course {
 
-void replicate(const Module& master, const std::vector<std::shared_ptr<Module>>& replicas) {
+void replicate(const Module& master, const Replicas& replicas) {
   check_replicas(master, replicas);
   const std::vector<Variable> params = master.parameters();
   const NamedTensors buffers = master.named_buffers();
@@ -36,7 +36,7 @@ Tensor reduce_add(const std::vector<Tensor>& tensors) {
   // END SOLUTION
 }
 
-void reduce_add_into(const Module& master, const std::vector<std::shared_ptr<Module>>& replicas) {
+void reduce_add_into(const Module& master, const Replicas& replicas) {
   for (size_t k = 0; k < replicas.size(); ++k) check_same_structure(master, *replicas[k], k);
   const std::vector<Variable> params = master.parameters();
   std::vector<std::vector<Variable>> replica_params;
