@@ -8,15 +8,7 @@
 
 namespace course {
 
-DistributedSampler::DistributedSampler(int64_t dataset_size, int num_replicas, int rank,
-                                       bool shuffle, uint64_t seed, bool drop_last)
-    : dataset_size_(dataset_size),
-      num_replicas_(num_replicas),
-      rank_(rank),
-      shuffle_(shuffle),
-      seed_(seed),
-      drop_last_(drop_last) {
-  check_distributed_sampler(dataset_size, num_replicas, rank);
+void DistributedSampler::compute_sizes() {
   // TODO(lesson09): num_samples_ (ceil, or floor with drop_last) and total_size_
   COURSE_TODO();
 }

@@ -81,6 +81,10 @@ class DistributedSampler : public Sampler {
   int rank() const { return rank_; }
 
  private:
+  /// Sets num_samples_ and total_size_ from dataset_size_, num_replicas_ and drop_last_
+  /// (step 2 above). The constructor calls it once its arguments are checked.
+  void compute_sizes();
+
   int64_t dataset_size_;
   int num_replicas_;
   int rank_;

@@ -1,6 +1,5 @@
-// distributed_sampler_given.cpp: lesson 09, given: the argument checks of
-// DistributedSampler's constructor. Each rank's share is the exercise
-// (distributed_sampler.cpp).
+// distributed_sampler_given.cpp: lesson 09, given: DistributedSampler's constructor and its
+// argument checks. Each rank's share is the exercise (distributed_sampler.cpp).
 #include <string>
 
 #include "distributed_sampler.h"
@@ -22,6 +21,18 @@ void check_distributed_sampler(int64_t dataset_size, int num_replicas, int rank)
                       std::to_string(num_replicas - 1) +
                       "]: pass this process's rank and the world size");
   }
+}
+
+DistributedSampler::DistributedSampler(int64_t dataset_size, int num_replicas, int rank,
+                                       bool shuffle, uint64_t seed, bool drop_last)
+    : dataset_size_(dataset_size),
+      num_replicas_(num_replicas),
+      rank_(rank),
+      shuffle_(shuffle),
+      seed_(seed),
+      drop_last_(drop_last) {
+  check_distributed_sampler(dataset_size, num_replicas, rank);
+  compute_sizes();
 }
 
 }  // namespace course

@@ -9,10 +9,8 @@ std::vector<BucketIndices> compute_bucket_assignment_by_size(const std::vector<i
                                                              const std::vector<size_t>& order,
                                                              const std::vector<int64_t>& limits) {
   check_bucket_assignment(bytes, order, limits);
-  std::vector<BucketIndices> buckets;
   // TODO(lesson10): fill a bucket in `order`, close it at its limit, move to the next limit
   COURSE_TODO();
-  return buckets;
 }
 
 }  // namespace course

@@ -13,14 +13,7 @@
 namespace course {
 
 bool Reducer::rebuild_buckets() {
-  // Only once, only after an iteration in which every parameter became ready, and not
-  // with find_unused_parameters (its order can change from one iteration to the next).
-  if (has_rebuilt_ || options_.find_unused_parameters || ready_order_.size() != params_.size() ||
-      require_finalize_) {
-    return false;
-  }
-  has_rebuilt_ = true;
-  wait_in_flight();  // the old buffers go away
+  if (!start_rebuild()) return false;  // only once, after a first full iteration
   [[maybe_unused]] const std::vector<int64_t> bytes = param_bytes();
   std::vector<BucketIndices> assignment;
   // TODO(lesson10): assign by this rank's ready order, then adopt rank 0's layout (broadcast)
@@ -30,16 +23,12 @@ bool Reducer::rebuild_buckets() {
 }
 
 void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
-  ensure_prior_reduction_finished();
   reset_iteration();
   if (options_.find_unused_parameters) {
-    local_used_ = Tensor::zeros({static_cast<int64_t>(params_.size())});
     // TODO(lesson10): walk the graph from the outputs; unreached parameters are unused
     COURSE_TODO();
   }
-  expect_hooks_ = true;
-  require_finalize_ = true;
-  last_trace_us_ = 0;  // trace_hook starts from the backward's beginning
+  arm_hooks();
 }
 
 void Reducer::mark_variable_ready(size_t index) {
@@ -60,12 +49,7 @@ void Reducer::finalize_backward() {
   wait_for_reductions();
   // TODO(lesson10): copy each slice back into its grad (or the view); skip globally unused
   COURSE_TODO();
-  expect_hooks_ = false;
-  require_finalize_ = false;
-  if (options_.trace) {
-    options_.trace->span(TraceRecorder::kCompute, "wait for all-reduces", start,
-                         TraceRecorder::now_us(), std::to_string(buckets_.size()) + " buckets");
-  }
+  disarm_hooks(start);
 }
 
 }  // namespace course

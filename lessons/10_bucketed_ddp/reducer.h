@@ -149,8 +149,20 @@ class Reducer {
   Tensor slice(size_t index) const;  // parameter index's view into its bucket
   void autograd_hook(size_t index);
   void mark_variable_ready(size_t index);
-  /// prepare_for_backward's reset: buckets pending again, no parameter ready, logs cleared.
+  /// rebuild_buckets' gate: false unless this is the moment (once, after an iteration in
+  /// which every parameter became ready, not with find_unused_parameters, whose order can
+  /// change between iterations, and not while a reduction is pending). When true, marks
+  /// the rebuild done and waits for the all-reduces in flight: their buffers go away.
+  bool start_rebuild();
+  /// prepare_for_backward's start: ensure_prior_reduction_finished(), then buckets pending
+  /// again, no parameter ready, logs cleared and, with find_unused_parameters, the used
+  /// map (local_used_) all zeros.
   void reset_iteration();
+  /// prepare_for_backward's end: the hooks armed for this backward, finalize required, the
+  /// trace's clock restarted.
+  void arm_hooks();
+  /// finalize_backward's end: the hooks disarmed, and (tracing) the wait since `start_us`.
+  void disarm_hooks(double start_us);
   /// mark_variable_ready's bookkeeping: a ConfigError if index is ready already this
   /// iteration, else marks it and, before the rebuild, logs it in ready_order_.
   void record_ready(size_t index);

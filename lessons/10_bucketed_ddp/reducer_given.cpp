@@ -140,7 +140,18 @@ void Reducer::ensure_prior_reduction_finished() const {
   }
 }
 
+bool Reducer::start_rebuild() {
+  if (has_rebuilt_ || options_.find_unused_parameters || ready_order_.size() != params_.size() ||
+      require_finalize_) {
+    return false;
+  }
+  has_rebuilt_ = true;
+  wait_in_flight();
+  return true;
+}
+
 void Reducer::reset_iteration() {
+  ensure_prior_reduction_finished();
   next_bucket_ = 0;
   for (Bucket& bucket : buckets_) {
     bucket.pending = bucket.params.size();
@@ -151,6 +162,24 @@ void Reducer::reset_iteration() {
   launch_log_.clear();
   unused_.clear();
   unused_marked_ = false;
+  if (options_.find_unused_parameters) {
+    local_used_ = Tensor::zeros({static_cast<int64_t>(params_.size())});
+  }
+}
+
+void Reducer::arm_hooks() {
+  expect_hooks_ = true;
+  require_finalize_ = true;
+  last_trace_us_ = 0;  // trace_hook starts from the backward's beginning
+}
+
+void Reducer::disarm_hooks(double start_us) {
+  expect_hooks_ = false;
+  require_finalize_ = false;
+  if (options_.trace) {
+    options_.trace->span(TraceRecorder::kCompute, "wait for all-reduces", start_us,
+                         TraceRecorder::now_us(), std::to_string(buckets_.size()) + " buckets");
+  }
 }
 
 void Reducer::record_ready(size_t index) {

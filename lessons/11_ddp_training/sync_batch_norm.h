@@ -59,6 +59,11 @@ namespace course {
 BatchNormStats sync_batch_norm_gather_stats(const std::vector<float>& gathered, int64_t channels,
                                             float eps);
 
+/// The start of sync_batch_norm_gather_stats (given): checks that `gathered` is whole
+/// blocks of 2C + 1 floats (ConfigError otherwise) and returns C zero means and inverse
+/// standard deviations with count 0.
+BatchNormStats empty_gathered_stats(const std::vector<float>& gathered, int64_t channels);
+
 class SyncBatchNormBackward : public Node {
  public:
   /// Steps 1-4 of BACKWARD above. Returns {dx, dweight, dbias}.

@@ -1,10 +1,26 @@
 // sync_batch_norm_given.cpp: lesson 11, given: SyncBatchNorm's layer (the forward that
-// gathers every rank's statistics) and convert_sync_batchnorm. The combination of the
-// statistics and the backward are the exercise (sync_batch_norm.cpp).
+// gathers every rank's statistics), the check of the gathered statistics and
+// convert_sync_batchnorm. The combination of the statistics and the backward are the
+// exercise (sync_batch_norm.cpp).
+#include <string>
+
 #include "error.h"
 #include "sync_batch_norm.h"
 
 namespace course {
+
+BatchNormStats empty_gathered_stats(const std::vector<float>& gathered, int64_t channels) {
+  const size_t c = static_cast<size_t>(channels), block = 2 * c + 1;
+  if (channels < 1 || gathered.empty() || gathered.size() % block != 0) {
+    throw ConfigError("sync_batch_norm_gather_stats: " + std::to_string(gathered.size()) +
+                      " floats are not whole blocks of 2 * " + std::to_string(channels) + " + 1");
+  }
+  BatchNormStats stats;
+  stats.mean.assign(c, 0.0f);
+  stats.invstd.assign(c, 0.0f);
+  stats.count = 0;
+  return stats;
+}
 
 SyncBatchNorm::SyncBatchNorm(int64_t num_features, ProcessGroup& group, float eps, float momentum)
     : BatchNorm1d(num_features, eps, momentum), group_(&group) {}

@@ -9,8 +9,8 @@ std::vector<BucketIndices> compute_bucket_assignment_by_size(const std::vector<i
                                                              const std::vector<size_t>& order,
                                                              const std::vector<int64_t>& limits) {
   check_bucket_assignment(bytes, order, limits);
-  std::vector<BucketIndices> buckets;
   // BEGIN SOLUTION: fill a bucket in `order`, close it at its limit, move to the next limit
+  std::vector<BucketIndices> buckets;
   BucketIndices open;
   int64_t open_bytes = 0;
   size_t limit = 0;
@@ -25,8 +25,8 @@ std::vector<BucketIndices> compute_bucket_assignment_by_size(const std::vector<i
     }
   }
   if (!open.empty()) buckets.push_back(std::move(open));
-  // END SOLUTION
   return buckets;
+  // END SOLUTION
 }
 
 }  // namespace course
