@@ -144,6 +144,33 @@ CollectiveTiming time_all_reduce(ProcessGroup& group, size_t bytes, const BenchS
   return timing;
 }
 
+CollectiveTiming faster(const CollectiveTiming& a, const CollectiveTiming& b) {
+  return a.time_us == 0 || (b.time_us > 0 && b.time_us < a.time_us) ? b : a;
+}
+
+std::map<std::string, std::vector<CollectiveTiming>> sweep_all_reduce(
+    std::vector<BenchContender>& contenders, const BenchSweep& sweep, std::ostream* os,
+    long& wrong) {
+  std::map<std::string, std::vector<CollectiveTiming>> rows;
+  for (size_t bytes : sweep.sizes()) {
+    std::map<std::string, CollectiveTiming> best;
+    for (int round = 0; round < sweep.rounds; ++round) {
+      for (BenchContender& c : contenders) {
+        const CollectiveTiming t = time_all_reduce(*c.group, bytes, sweep);
+        const long most_wrong = std::max(best[c.name].wrong, t.wrong);
+        best[c.name] = faster(best[c.name], t);
+        best[c.name].wrong = most_wrong;
+      }
+    }
+    for (BenchContender& c : contenders) {
+      rows[c.name].push_back(best[c.name]);
+      wrong += best[c.name].wrong;
+    }
+    if (os) *os << "# measured " << format_bytes(bytes) << "\n" << std::flush;
+  }
+  return rows;
+}
+
 CollectiveTiming measure_link(TcpComm& comm, size_t bytes, int iterations, int warmup,
                               LinkMode mode) {
   CollectiveTiming timing;

@@ -28,6 +28,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -90,6 +92,25 @@ struct CollectiveTiming {
 ///   3. time = the slowest rank's mean (an all-reduce is done when its last rank is).
 /// Every rank of the group calls it with the same arguments; all get the same result.
 CollectiveTiming time_all_reduce(ProcessGroup& group, size_t bytes, const BenchSweep& sweep);
+
+/// The better of two timings of one thing: the faster, a timing never taken (time 0) losing.
+CollectiveTiming faster(const CollectiveTiming& a, const CollectiveTiming& b);
+
+/// One column of an all-reduce comparison: a process group and how to label it.
+struct BenchContender {
+  std::string name;                     ///< the algorithm column
+  std::string title;                    ///< the heading of its block
+  std::unique_ptr<ProcessGroup> group;  ///< the group whose all_reduce is timed
+};
+
+/// An all-reduce comparison, interleaved so that a slow moment of the machine hurts every
+/// contender alike: at each size of the sweep, every contender once per round
+/// (time_all_reduce); each keeps its best round and the most wrong elements any round saw.
+/// `os` (rank 0's, or null) gets "# measured <size>" after each size. Returns name -> one
+/// timing per size; `wrong` gets every row's wrong elements added.
+std::map<std::string, std::vector<CollectiveTiming>> sweep_all_reduce(
+    std::vector<BenchContender>& contenders, const BenchSweep& sweep, std::ostream* os,
+    long& wrong);
 
 /// How two ranks use their link in measure_link.
 enum class LinkMode {

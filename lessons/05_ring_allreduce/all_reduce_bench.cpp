@@ -19,12 +19,6 @@ namespace course {
 
 namespace {
 
-struct Contender {
-  std::string name;   // the algorithm column
-  std::string title;  // the block's heading
-  std::unique_ptr<ProcessGroup> group;
-};
-
 GroupRecipe recipe_for(DriverContext& ctx, const std::string& name,
                        void (*install)(TcpAlgorithms&)) {
   GroupRecipe recipe;
@@ -65,7 +59,7 @@ AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenc
   const bool printer = ctx.rank() == 0;
   std::ostream* os = printer ? &out : nullptr;
 
-  std::vector<Contender> contenders;
+  std::vector<BenchContender> contenders;
   contenders.push_back({"naive",
                         "naive: lesson 04's all_reduce_naive (reduce to rank 0, then "
                         "broadcast), tcp backend",
@@ -102,9 +96,6 @@ AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenc
   // The link, over the ring group's own sockets, at the largest size: both ways at once
   // (the ceiling), both ways from and into main memory, one way. Best of the rounds.
   auto& ring_group = static_cast<TcpProcessGroup&>(*contenders[1].group);
-  const auto faster = [](const CollectiveTiming& a, const CollectiveTiming& b) {
-    return a.time_us == 0 || (b.time_us > 0 && b.time_us < a.time_us) ? b : a;
-  };
   if (world >= 2) {
     TcpComm& comm = ring_group.comm();
     const size_t bytes = sizes.back();
@@ -128,24 +119,8 @@ AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenc
                     ctx.rank() == 0 ? default_timeout() : Millis::max());
   ring_group.barrier();
 
-  // Interleaved sweep: at each size, every contender once per round; each row keeps its
-  // best round (and the most wrong elements any round saw).
-  for (size_t bytes : sizes) {
-    std::map<std::string, CollectiveTiming> best;
-    for (int round = 0; round < sweep.rounds; ++round) {
-      for (Contender& c : contenders) {
-        const CollectiveTiming t = time_all_reduce(*c.group, bytes, sweep);
-        const long wrong = std::max(best[c.name].wrong, t.wrong);
-        best[c.name] = faster(best[c.name], t);
-        best[c.name].wrong = wrong;
-      }
-    }
-    for (Contender& c : contenders) {
-      result.rows[c.name].push_back(best[c.name]);
-      result.wrong += best[c.name].wrong;
-    }
-    if (printer) out << "# measured " << format_bytes(bytes) << "\n" << std::flush;
-  }
+  // Interleaved sweep: at each size, every contender once per round, best round kept.
+  result.rows = sweep_all_reduce(contenders, sweep, os, result.wrong);
 
   // The blocks.
   CollectiveBenchTable table;
@@ -159,7 +134,7 @@ AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenc
     table.add("link-mem", world, result.link_memory, "bytes", "none", os);
     table.add("link-1way", world, result.link_one_way, "bytes", "none", os);
   }
-  for (const Contender& c : contenders) {
+  for (const BenchContender& c : contenders) {
     table.begin_block(c.title, os);
     for (const CollectiveTiming& t : result.rows[c.name]) {
       table.add(c.name, world, t, "float", reduce_op_name(sweep.op), os);

@@ -18,12 +18,6 @@ namespace course {
 
 namespace {
 
-struct Contender {
-  std::string name;   // the algorithm column
-  std::string title;  // the block's heading
-  std::unique_ptr<ProcessGroup> group;
-};
-
 GroupRecipe bench_recipe(DriverContext& ctx, const std::string& name,
                          const std::string& transport) {
   GroupRecipe recipe;
@@ -36,10 +30,6 @@ GroupRecipe bench_recipe(DriverContext& ctx, const std::string& name,
   return recipe;
 }
 
-CollectiveTiming faster(const CollectiveTiming& a, const CollectiveTiming& b) {
-  return a.time_us == 0 || (b.time_us > 0 && b.time_us < a.time_us) ? b : a;
-}
-
 }  // namespace
 
 long run_shm_bench(DriverContext& ctx, const ShmBenchOptions& options, std::ostream& out) {
@@ -49,7 +39,7 @@ long run_shm_bench(DriverContext& ctx, const ShmBenchOptions& options, std::ostr
   const bool printer = ctx.rank() == 0;
   std::ostream* os = printer ? &out : nullptr;
 
-  std::vector<Contender> contenders;
+  std::vector<BenchContender> contenders;
   contenders.push_back(
       {"ring-tcp", "ring-tcp: lesson 05's ring over sockets",
        make_process_group("tcp", ctx.store(), ctx.rank(), world, bench_recipe(ctx, "tcp", "tcp"))});
@@ -98,24 +88,9 @@ long run_shm_bench(DriverContext& ctx, const ShmBenchOptions& options, std::ostr
   monitored_barrier(ctx.store(), "lesson12/link", ctx.rank(), world,
                     ctx.rank() == 0 ? default_timeout() : Millis::max());
 
-  std::map<std::string, std::vector<CollectiveTiming>> rows;
   long wrong = 0;
-  for (size_t bytes : sizes) {
-    std::map<std::string, CollectiveTiming> best;
-    for (int round = 0; round < sweep.rounds; ++round) {
-      for (Contender& c : contenders) {
-        const CollectiveTiming t = time_all_reduce(*c.group, bytes, sweep);
-        const long w = std::max(best[c.name].wrong, t.wrong);
-        best[c.name] = faster(best[c.name], t);
-        best[c.name].wrong = w;
-      }
-    }
-    for (Contender& c : contenders) {
-      rows[c.name].push_back(best[c.name]);
-      wrong += best[c.name].wrong;
-    }
-    if (printer) out << "# measured " << format_bytes(bytes) << "\n" << std::flush;
-  }
+  std::map<std::string, std::vector<CollectiveTiming>> rows =
+      sweep_all_reduce(contenders, sweep, os, wrong);
 
   CollectiveBenchTable table;
   if (world >= 2) {
@@ -127,7 +102,7 @@ long run_shm_bench(DriverContext& ctx, const ShmBenchOptions& options, std::ostr
     table.add("link-tcp", world, link_tcp, "bytes", "none", os);
     table.add("link-shm", world, link_shm, "bytes", "none", os);
   }
-  for (const Contender& c : contenders) {
+  for (const BenchContender& c : contenders) {
     table.begin_block(c.title, os);
     for (const CollectiveTiming& t : rows[c.name]) {
       table.add(c.name, world, t, "float", reduce_op_name(sweep.op), os);
