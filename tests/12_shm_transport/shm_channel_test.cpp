@@ -15,7 +15,11 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -215,40 +219,57 @@ TEST(ShmStream, ATimeoutSaysSo) {
   EXPECT_THROW(pair.side1->recv_all(&b, 1, Millis(200)), TimeoutError);
 }
 
-// A peer that dies mid-message (SIGKILL: no destructor, no close) is noticed through its
-// pid within seconds, not after the 60 s timeout.
-TEST(ShmStream, APeerKilledMidMessageGivesAnErrorWithinSeconds) {
-  const std::string name = "/course." + std::to_string(::getpid()) + ".killed";
-  const size_t bytes = shm_pair_bytes(64 * 1024, 8);
+// A stream to a forked child that runs `last_words` on its end, then dies by SIGKILL (no
+// destructor, no close). The segment is unlinked by the time it returns; `child` is the
+// pid to reap.
+std::unique_ptr<ShmStream> stream_to_doomed_child(const std::string& tag, size_t slot_bytes,
+                                                  size_t slots, const std::string& peer_name,
+                                                  const std::function<void(ShmStream&)>& last_words,
+                                                  pid_t& child) {
+  const std::string name = "/course." + std::to_string(::getpid()) + "." + tag;
+  const size_t bytes = shm_pair_bytes(slot_bytes, slots);
   ShmSegment mine = ShmSegment::create(name, bytes);
   auto* header = new (mine.data()) ShmPairHeader();
-  header->slot_bytes = 64 * 1024;
-  header->slots = 8;
+  header->slot_bytes = slot_bytes;
+  header->slots = slots;
   header->pid[0] = ::getpid();
   header->magic = kShmMagic;
   int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
+  if (::pipe(ready) != 0) throw std::runtime_error("pipe failed");
+  child = ::fork();
+  if (child < 0) throw std::runtime_error("fork failed");
   if (child == 0) {
     ShmStream peer(ShmSegment::open(name, bytes), 1, "parent", 0);
     const char one = 1;
     (void)!::write(ready[1], &one, 1);
-    const std::vector<uint8_t> m = message(1, 0, 1u << 20);
-    peer.send_all(m.data(), m.size(), kTimeout);  // a third of the message, then death
+    last_words(peer);
     ::raise(SIGKILL);
     ::_exit(0);
   }
   header->pid[1] = child;
   char one = 0;
-  ASSERT_EQ(::read(ready[0], &one, 1), 1);
+  const bool attached = ::read(ready[0], &one, 1) == 1;
   mine.unlink();
   ::close(ready[0]);
   ::close(ready[1]);
-  ShmStream stream(std::move(mine), 0, "rank 1", 0);
+  if (!attached) throw std::runtime_error("the child died before it attached");
+  return std::make_unique<ShmStream>(std::move(mine), 0, peer_name, 0);
+}
+
+// A peer that dies mid-message (SIGKILL: no destructor, no close) is noticed through its
+// pid within seconds, not after the 60 s timeout.
+TEST(ShmStream, APeerKilledMidMessageGivesAnErrorWithinSeconds) {
+  pid_t child = -1;
+  const std::unique_ptr<ShmStream> stream = stream_to_doomed_child(
+      "killed", 64 * 1024, 8, "rank 1",
+      [](ShmStream& peer) {
+        const std::vector<uint8_t> m = message(1, 0, 1u << 20);
+        peer.send_all(m.data(), m.size(), kTimeout);  // a third of the message, then death
+      },
+      child);
   std::vector<uint8_t> got(3u << 20);
   const auto start = Clock::now();
-  EXPECT_THROW(stream.recv_all(got.data(), got.size(), Millis(60'000)), PeerClosedError);
+  EXPECT_THROW(stream->recv_all(got.data(), got.size(), Millis(60'000)), PeerClosedError);
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -259,32 +280,9 @@ TEST(ShmStream, APeerKilledMidMessageGivesAnErrorWithinSeconds) {
 // 1 ms: a peer that dies while this rank waits on it and on another, live, peer must still
 // be noticed within seconds.
 TEST(ShmStream, APeerKilledWhileWaitingOnTwoStreamsGivesAnErrorWithinSeconds) {
-  const std::string name = "/course." + std::to_string(::getpid()) + ".two";
-  const size_t bytes = shm_pair_bytes(4096, 4);
-  ShmSegment mine = ShmSegment::create(name, bytes);
-  auto* header = new (mine.data()) ShmPairHeader();
-  header->slot_bytes = 4096;
-  header->slots = 4;
-  header->pid[0] = ::getpid();
-  header->magic = kShmMagic;
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ShmStream peer(ShmSegment::open(name, bytes), 1, "parent", 0);
-    const char one = 1;
-    (void)!::write(ready[1], &one, 1);
-    ::raise(SIGKILL);
-    ::_exit(0);
-  }
-  header->pid[1] = child;
-  char one = 0;
-  ASSERT_EQ(::read(ready[0], &one, 1), 1);
-  mine.unlink();
-  ::close(ready[0]);
-  ::close(ready[1]);
-  ShmStream from_dead(std::move(mine), 0, "rank 2", 0);
+  pid_t child = -1;
+  const std::unique_ptr<ShmStream> from_dead = stream_to_doomed_child(
+      "two", 4096, 4, "rank 2", [](ShmStream&) {}, child);
   // The live peer's ring is full, so neither direction can move.
   Pair live = make_pair(64, 4, 0);
   const std::vector<uint8_t> m = message(0, 0, 256);
@@ -293,7 +291,7 @@ TEST(ShmStream, APeerKilledWhileWaitingOnTwoStreamsGivesAnErrorWithinSeconds) {
   EXPECT_THROW(
       {
         while (Clock::now() - start < std::chrono::seconds(20)) {
-          wait_either(*live.side0, true, from_dead, true, Millis(50));
+          wait_either(*live.side0, true, *from_dead, true, Millis(50));
         }
       },
       PeerClosedError);
