@@ -18,13 +18,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_table.h"
 #include "checkpoint.h"
 #include "data_loader.h"
 #include "driver.h"
@@ -37,6 +37,8 @@
 #include "training_options.h"
 
 namespace {
+
+using course::format_fixed;
 
 struct Options {
   std::string data = course::kFashionMnistDir;
@@ -53,12 +55,6 @@ constexpr double kTargetAccuracy = 0.85;
 constexpr int kTargetEpochs = 3;
 constexpr double kTargetMatmulShare = 0.75;
 constexpr int64_t kShareBatchSize = 128;
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 // Saves, reloads into a fresh model, and compares tensor by tensor and by test accuracy.
 std::string check_checkpoint(const Options& o, const std::vector<int64_t>& sizes,
@@ -89,12 +85,13 @@ std::string check_checkpoint(const Options& o, const std::vector<int64_t>& sizes
   }
   const double again = course::evaluate(*fresh, test_loader).accuracy;
   if (again != test_accuracy) {
-    return "checkpoint: the reloaded model scores " + fixed(100 * again, 2) + "%, not " +
-           fixed(100 * test_accuracy, 2) + "%";
+    return "checkpoint: the reloaded model scores " + format_fixed(100 * again, 2) + "%, not " +
+           format_fixed(100 * test_accuracy, 2) + "%";
   }
   std::cout << "checkpoint: " << a.size() << " tensors + " << sa.size()
             << " optimizer tensors saved atomically to " << (keep ? path : "a temporary file")
-            << ", reloaded bit for bit (test accuracy " << fixed(100 * again, 2) << "% again)\n";
+            << ", reloaded bit for bit (test accuracy " << format_fixed(100 * again, 2)
+            << "% again)\n";
   return "";
 }
 
@@ -107,8 +104,8 @@ course::Verdict run(const Options& o) {
   const std::vector<int64_t>& sizes = data.sizes;
   const course::Standardization& norm = data.norm;
   std::cout << "data: " << train.size() << " training and " << test.size() << " test examples from "
-            << o.data << " (standardised: mean " << fixed(norm.mean, 4) << ", std "
-            << fixed(norm.stddev, 4) << ")\n";
+            << o.data << " (standardised: mean " << format_fixed(norm.mean, 4) << ", std "
+            << format_fixed(norm.stddev, 4) << ")\n";
 
   course::Rng rng(o.seed);
   std::shared_ptr<course::Sequential> model = course::make_mlp(sizes, rng);
@@ -141,34 +138,35 @@ course::Verdict run(const Options& o) {
       best_accuracy = e.accuracy;
       best_epoch = epoch + 1;
     }
-    std::cout << "epoch " << epoch + 1 << "/" << o.epochs << "  loss " << fixed(s.loss, 4)
-              << "  train " << fixed(100 * s.accuracy, 2) << "%  test "
-              << fixed(100 * e.accuracy, 2) << "%  " << fixed(s.samples / s.seconds, 0)
-              << " samples/s  step "
-              << fixed(1e3 * s.step_seconds / std::max<int64_t>(s.steps, 1), 2) << " ms (matmul "
-              << fixed(100 * s.matmul_seconds / s.step_seconds, 1) << "%)  " << fixed(s.seconds, 1)
-              << " s" << std::endl;  // flushed: progress shows through a pipe too
+    std::cout << "epoch " << epoch + 1 << "/" << o.epochs << "  loss " << format_fixed(s.loss, 4)
+              << "  train " << format_fixed(100 * s.accuracy, 2) << "%  test "
+              << format_fixed(100 * e.accuracy, 2) << "%  "
+              << format_fixed(s.samples / s.seconds, 0) << " samples/s  step "
+              << format_fixed(1e3 * s.step_seconds / std::max<int64_t>(s.steps, 1), 2)
+              << " ms (matmul " << format_fixed(100 * s.matmul_seconds / s.step_seconds, 1)
+              << "%)  " << format_fixed(s.seconds, 1) << " s"
+              << std::endl;  // flushed: progress shows through a pipe too
   }
   const double share = step_seconds > 0 ? matmul_seconds / step_seconds : 0;
-  std::cout << "overall: " << fixed(samples / std::max(seconds, 1e-9), 0)
-            << " samples/s, matmul kernels " << fixed(100 * share, 1)
-            << "% of the training step's time, " << fixed(seconds, 1) << " s of training\n";
+  std::cout << "overall: " << format_fixed(samples / std::max(seconds, 1e-9), 0)
+            << " samples/s, matmul kernels " << format_fixed(100 * share, 1)
+            << "% of the training step's time, " << format_fixed(seconds, 1) << " s of training\n";
 
   const std::string problem =
       check_checkpoint(o, sizes, *model, *optimizer, test_loader, last_accuracy, o.epochs);
   if (!problem.empty()) return course::Verdict::fail(problem);
 
   std::ostringstream summary;
-  summary << fixed(100 * best_accuracy, 2) << "% test accuracy at epoch " << best_epoch << ", "
-          << fixed(samples / std::max(seconds, 1e-9), 0) << " samples/s, matmul "
-          << fixed(100 * share, 1) << "% of the step";
+  summary << format_fixed(100 * best_accuracy, 2) << "% test accuracy at epoch " << best_epoch
+          << ", " << format_fixed(samples / std::max(seconds, 1e-9), 0) << " samples/s, matmul "
+          << format_fixed(100 * share, 1) << "% of the step";
   if (best_accuracy < kTargetAccuracy) {
     const int epochs_run = std::min(o.epochs, kTargetEpochs);
     return course::Verdict::fail(
-        "test accuracy " + fixed(100 * best_accuracy, 2) + "% after " + std::to_string(epochs_run) +
-        (epochs_run == 1 ? " epoch" : " epochs") + ", below the target of " +
-        fixed(100 * kTargetAccuracy, 0) + "% within " + std::to_string(kTargetEpochs) +
-        " epochs (" + summary.str() + ")");
+        "test accuracy " + format_fixed(100 * best_accuracy, 2) + "% after " +
+        std::to_string(epochs_run) + (epochs_run == 1 ? " epoch" : " epochs") +
+        ", below the target of " + format_fixed(100 * kTargetAccuracy, 0) + "% within " +
+        std::to_string(kTargetEpochs) + " epochs (" + summary.str() + ")");
   }
   // The share target is for the default configuration: batch 128, SGD. Adam makes about
   // four more passes over the parameters per step, which costs it some ten points.
@@ -176,9 +174,9 @@ course::Verdict run(const Options& o) {
   if (o.batch_size == kShareBatchSize && o.training.optimizer == "sgd" &&
       device == course::Device::cpu && share < kTargetMatmulShare) {
     return course::Verdict::fail(
-        "matmul kernels take " + fixed(100 * share, 1) + "% of the step, below the target of " +
-        fixed(100 * kTargetMatmulShare, 0) + "%: look for copies and allocations in the step (" +
-        summary.str() + ")");
+        "matmul kernels take " + format_fixed(100 * share, 1) +
+        "% of the step, below the target of " + format_fixed(100 * kTargetMatmulShare, 0) +
+        "%: look for copies and allocations in the step (" + summary.str() + ")");
   }
   return course::Verdict::pass(summary.str());
 }

@@ -21,13 +21,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_table.h"
 #include "data_loader.h"
 #include "data_parallel.h"
 #include "data_parallel_times.h"
@@ -45,6 +45,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using course::format_fixed;
 using course::seconds_since;
 
 struct Options {
@@ -64,12 +65,6 @@ constexpr double kTargetAccuracy = 0.85;
 constexpr int kTargetEpochs = 3;
 constexpr float kTolerance = 1e-4f;  // relative: float sums in another order
 constexpr int kCheckSteps = 3;
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 // ---- Data and model ----------------------------------------------------------------------
 
@@ -201,20 +196,21 @@ course::Verdict train(const Options& o, int devices) {
       best_epoch = epoch + 1;
     }
     std::cout << "epoch " << epoch + 1 << "/" << o.epochs << "  loss "
-              << fixed(loss_sum / samples, 4) << "  train " << fixed(100.0 * correct / samples, 2)
-              << "%  test " << fixed(100 * e.accuracy, 2) << "%  " << fixed(samples_per_s, 0)
-              << " samples/s  " << fixed(seconds, 1) << " s\n";
+              << format_fixed(loss_sum / samples, 4) << "  train "
+              << format_fixed(100.0 * correct / samples, 2) << "%  test "
+              << format_fixed(100 * e.accuracy, 2) << "%  " << format_fixed(samples_per_s, 0)
+              << " samples/s  " << format_fixed(seconds, 1) << " s\n";
     std::cout << course::breakdown_lines(b, "  ") << std::flush;
   }
   std::ostringstream summary;
-  summary << fixed(100 * best, 2) << "% test accuracy at epoch " << best_epoch << " over "
-          << devices << " devices, " << fixed(samples_per_s, 0)
+  summary << format_fixed(100 * best, 2) << "% test accuracy at epoch " << best_epoch << " over "
+          << devices << " devices, " << format_fixed(samples_per_s, 0)
           << " samples/s, equal to the serial model within " << kTolerance;
   if (best < kTargetAccuracy) {
-    return course::Verdict::fail("test accuracy " + fixed(100 * best, 2) + "% within " +
-                                 std::to_string(std::min(o.epochs, kTargetEpochs)) +
-                                 " epoch(s), below the target of " +
-                                 fixed(100 * kTargetAccuracy, 0) + "% (" + summary.str() + ")");
+    return course::Verdict::fail(
+        "test accuracy " + format_fixed(100 * best, 2) + "% within " +
+        std::to_string(std::min(o.epochs, kTargetEpochs)) + " epoch(s), below the target of " +
+        format_fixed(100 * kTargetAccuracy, 0) + "% (" + summary.str() + ")");
   }
   return course::Verdict::pass(summary.str());
 }
@@ -298,8 +294,8 @@ course::Verdict bench(const Options& o, int max_devices) {
                  "optimizer ms | serial share | idle | pool round trip | cores used |\n"
               << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
                  "---: | ---: | ---: | ---: | ---: |\n"
-              << "| one thread | " << fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | | | "
-              << fixed(one.cores, 2) << " |\n";
+              << "| one thread | " << format_fixed(one_thread, 0)
+              << " | 1.00 | | | | | | | | | | | | | " << format_fixed(one.cores, 2) << " |\n";
     double dp1 = 0, s1 = 0;
     for (int k = 1; k <= max_devices; ++k) {
       course::Rng r(o.seed);
@@ -320,15 +316,17 @@ course::Verdict bench(const Options& o, int max_devices) {
       }
       const double amdahl = 1.0 / (s1 + (1.0 - s1) / k);
       std::cout << "| DataParallel, " << k << (k == 1 ? " device" : " devices") << " | "
-                << fixed(rate, 0) << " | " << fixed(rate / one_thread, 2) << " | "
-                << fixed(rate / dp1, 2) << " | " << fixed(amdahl, 2) << " | "
-                << fixed(b.ms(b.replicate), 2) << " | " << fixed(b.ms(b.scatter), 3) << " | "
-                << fixed(b.ms(b.forward), 1) << " | " << fixed(b.ms(b.gather_loss), 2) << " | "
-                << fixed(b.ms(b.backward), 1) << " | " << fixed(b.ms(b.reduce_add), 2) << " | "
-                << fixed(b.ms(b.optimizer), 2) << " | " << fixed(100 * b.serial_share(), 1)
-                << "% | " << fixed(100 * b.idle_share(), 1) << "% | "
-                << fixed(1e6 * pool_round_trip_seconds(k), 0) << " us | "
-                << fixed(measured.cores, 2) << " |" << std::endl;
+                << format_fixed(rate, 0) << " | " << format_fixed(rate / one_thread, 2) << " | "
+                << format_fixed(rate / dp1, 2) << " | " << format_fixed(amdahl, 2) << " | "
+                << format_fixed(b.ms(b.replicate), 2) << " | " << format_fixed(b.ms(b.scatter), 3)
+                << " | " << format_fixed(b.ms(b.forward), 1) << " | "
+                << format_fixed(b.ms(b.gather_loss), 2) << " | "
+                << format_fixed(b.ms(b.backward), 1) << " | " << format_fixed(b.ms(b.reduce_add), 2)
+                << " | " << format_fixed(b.ms(b.optimizer), 2) << " | "
+                << format_fixed(100 * b.serial_share(), 1) << "% | "
+                << format_fixed(100 * b.idle_share(), 1) << "% | "
+                << format_fixed(1e6 * pool_round_trip_seconds(k), 0) << " us | "
+                << format_fixed(measured.cores, 2) << " |" << std::endl;
     }
   }
   std::cout << "\n(ratios are to the one-thread row of the same batch size, measured in this run. "

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 
+#include "bench_table.h"
 #include "data_parallel_times.h"
 #include "error.h"
 #include "ops.h"
@@ -13,12 +13,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
 }  // namespace
 
 StepBreakdown::StepBreakdown(int devices)
@@ -80,17 +74,19 @@ StepResult timed_train_step(DataParallel& dp, Optimizer& optimizer, const Batch&
 std::string breakdown_lines(const StepBreakdown& b, const std::string& indent) {
   const auto per_device = [&](const std::vector<double>& busy) {
     std::string s;
-    for (size_t k = 0; k < busy.size(); ++k) s += (k ? "/" : "") + fixed(b.ms(busy[k]), 1);
+    for (size_t k = 0; k < busy.size(); ++k) s += (k ? "/" : "") + format_fixed(b.ms(busy[k]), 1);
     return s;
   };
-  return indent + "per step (ms): replicate " + fixed(b.ms(b.replicate), 2) + ", scatter " +
-         fixed(b.ms(b.scatter), 2) + ", forward " + fixed(b.ms(b.forward), 1) + " [devices " +
-         per_device(b.forward_busy) + "], gather+loss " + fixed(b.ms(b.gather_loss), 2) +
-         ", backward " + fixed(b.ms(b.backward), 1) + " [devices " + per_device(b.backward_busy) +
-         "], reduce-add " + fixed(b.ms(b.reduce_add), 2) + ", optimizer " +
-         fixed(b.ms(b.optimizer), 2) + "; total " + fixed(b.ms(b.total), 1) + "\n" + indent +
-         "device 0 alone (serial): " + fixed(100 * b.serial_share(), 1) +
-         "% of the step; idle: " + fixed(100 * b.idle_share(), 1) + "% of all devices' time\n";
+  return indent + "per step (ms): replicate " + format_fixed(b.ms(b.replicate), 2) + ", scatter " +
+         format_fixed(b.ms(b.scatter), 2) + ", forward " + format_fixed(b.ms(b.forward), 1) +
+         " [devices " + per_device(b.forward_busy) + "], gather+loss " +
+         format_fixed(b.ms(b.gather_loss), 2) + ", backward " + format_fixed(b.ms(b.backward), 1) +
+         " [devices " + per_device(b.backward_busy) + "], reduce-add " +
+         format_fixed(b.ms(b.reduce_add), 2) + ", optimizer " + format_fixed(b.ms(b.optimizer), 2) +
+         "; total " + format_fixed(b.ms(b.total), 1) + "\n" + indent +
+         "device 0 alone (serial): " + format_fixed(100 * b.serial_share(), 1) +
+         "% of the step; idle: " + format_fixed(100 * b.idle_share(), 1) +
+         "% of all devices' time\n";
 }
 
 }  // namespace course

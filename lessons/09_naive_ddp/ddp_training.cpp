@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
+#include "bench_table.h"
 #include "checkpoint.h"
 #include "distributed_sampler.h"
 #include "error.h"
@@ -21,12 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
 }
 
 std::vector<float> flatten(const NamedTensors& state) {
@@ -215,7 +209,7 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
                          false, device);
   if (talk && !o.init.empty()) {
     out << "init: rank 0 loaded " << o.init << ", broadcast to every rank (test accuracy "
-        << fixed(100 * evaluate(*model, test_loader).accuracy, 2) << "% before training)"
+        << format_fixed(100 * evaluate(*model, test_loader).accuracy, 2) << "% before training)"
         << std::endl;
   }
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(o, model->parameters());
@@ -255,12 +249,14 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
       }
       if (talk) {
         out << "epoch " << epoch + 1 << "/" << o.epochs << "  loss (rank 0) "
-            << fixed(loss_sum / std::max<int64_t>(samples, 1), 4) << "  train (rank 0) "
-            << fixed(100.0 * static_cast<double>(correct) / std::max<int64_t>(samples, 1), 2)
-            << "%  test " << fixed(100 * e.accuracy, 2) << "%  " << fixed(samples_per_second, 0)
-            << " samples/s  step " << fixed(1e3 * (compute + comm) / std::max<int64_t>(steps, 1), 2)
-            << " ms (gradient sync " << fixed(100 * comm / std::max(compute + comm, 1e-12), 1)
-            << "%)  " << fixed(seconds, 1) << " s" << std::endl;
+            << format_fixed(loss_sum / std::max<int64_t>(samples, 1), 4) << "  train (rank 0) "
+            << format_fixed(100.0 * static_cast<double>(correct) / std::max<int64_t>(samples, 1), 2)
+            << "%  test " << format_fixed(100 * e.accuracy, 2) << "%  "
+            << format_fixed(samples_per_second, 0) << " samples/s  step "
+            << format_fixed(1e3 * (compute + comm) / std::max<int64_t>(steps, 1), 2)
+            << " ms (gradient sync "
+            << format_fixed(100 * comm / std::max(compute + comm, 1e-12), 1) << "%)  "
+            << format_fixed(seconds, 1) << " s" << std::endl;
       }
     }
   }
@@ -284,10 +280,10 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
     }
   }
 
-  const std::string summary = fixed(100 * best_accuracy, 2) + "% test accuracy at epoch " +
+  const std::string summary = format_fixed(100 * best_accuracy, 2) + "% test accuracy at epoch " +
                               std::to_string(best_epoch) + ", " + std::to_string(world) +
-                              " rank(s), " + fixed(samples_per_second, 0) +
-                              " samples/s, equivalence within " + fixed(difference, 8);
+                              " rank(s), " + format_fixed(samples_per_second, 0) +
+                              " samples/s, equivalence within " + format_fixed(difference, 8);
   if (!(difference <= equivalence_tolerance(o))) {
     return Verdict::fail("after " + std::to_string(kEquivalenceSteps) +
                          " steps DDP differs from "
@@ -298,10 +294,10 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   }
   if (!differs.empty()) return Verdict::fail(differs);
   if (best_accuracy < kTargetAccuracy) {
-    return Verdict::fail("test accuracy " + fixed(100 * best_accuracy, 2) + "% within " +
+    return Verdict::fail("test accuracy " + format_fixed(100 * best_accuracy, 2) + "% within " +
                          std::to_string(std::min(o.epochs, kTargetEpochs)) +
-                         " epoch(s), below the target of " + fixed(100 * kTargetAccuracy, 0) +
-                         "% (" + summary + ")");
+                         " epoch(s), below the target of " +
+                         format_fixed(100 * kTargetAccuracy, 0) + "% (" + summary + ")");
   }
   return Verdict::pass(summary);
 }

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "bench_table.h"
 #include "bn_mlp.h"
 #include "checkpoint.h"
 #include "distributed_data_parallel.h"
@@ -27,12 +27,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 std::string history_to_string(const std::vector<EpochRecord>& h) {
   std::ostringstream s;
@@ -94,14 +88,15 @@ std::map<std::string, std::string> capstone_run_config(const CapstoneOptions& o,
   std::string shape;
   for (int64_t s : sizes) shape += (shape.empty() ? "" : "-") + std::to_string(s);
   const DdpTrainingOptions& t = o.train;
-  return {{"model", shape + (o.sync_bn ? " sync-bn" : " bn")},
-          {"world_size", std::to_string(world)},
-          {"batch_size", std::to_string(t.batch_size)},
-          {"seed", std::to_string(t.seed)},
-          {"shuffle", t.shuffle ? "1" : "0"},
-          {"limit", std::to_string(t.limit)},
-          {"optimizer", t.optimizer + " lr " + fixed(t.lr, 6) + " momentum " +
-                            fixed(t.momentum, 4) + " wd " + fixed(t.weight_decay, 6)}};
+  return {
+      {"model", shape + (o.sync_bn ? " sync-bn" : " bn")},
+      {"world_size", std::to_string(world)},
+      {"batch_size", std::to_string(t.batch_size)},
+      {"seed", std::to_string(t.seed)},
+      {"shuffle", t.shuffle ? "1" : "0"},
+      {"limit", std::to_string(t.limit)},
+      {"optimizer", t.optimizer + " lr " + format_fixed(t.lr, 6) + " momentum " +
+                        format_fixed(t.momentum, 4) + " wd " + format_fixed(t.weight_decay, 6)}};
 }
 
 double check_sync_batch_norm(ProcessGroup& bn_group) {
@@ -302,10 +297,11 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
     result.history.push_back(rec);
     if (talk) {
       out << "epoch " << rec.epoch << "/" << t.epochs << "  loss (rank 0) "
-          << fixed(rec.train_loss, 4) << "  train (rank 0) " << fixed(100 * rec.train_accuracy, 2)
-          << "%  test " << fixed(100 * e.accuracy, 2) << "% (" << e.samples << " examples over "
-          << world << " rank(s))  " << fixed(rec.samples_per_second, 0) << " samples/s  "
-          << fixed(seconds, 1) << " s" << std::endl;
+          << format_fixed(rec.train_loss, 4) << "  train (rank 0) "
+          << format_fixed(100 * rec.train_accuracy, 2) << "%  test "
+          << format_fixed(100 * e.accuracy, 2) << "% (" << e.samples << " examples over " << world
+          << " rank(s))  " << format_fixed(rec.samples_per_second, 0) << " samples/s  "
+          << format_fixed(seconds, 1) << " s" << std::endl;
     }
     if (o.save_checkpoints) {
       if (rank == 0) {
@@ -334,7 +330,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   }
   std::vector<float> shared{static_cast<float>(accuracy)};
   pg.broadcast(shared, 0);
-  const std::string summary = fixed(100 * shared[0], 2) + "% test accuracy after " +
+  const std::string summary = format_fixed(100 * shared[0], 2) + "% test accuracy after " +
                               std::to_string(t.epochs) + " epoch(s) on " + std::to_string(world) +
                               " rank(s); checkpoints in " + o.checkpoints() + ", curves in " +
                               o.run_dir + "/curves.svg";
@@ -345,7 +341,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
     result.verdict = Verdict::fail(differs);
   } else if (shared[0] < o.target) {
     result.verdict =
-        Verdict::fail("below the target of " + fixed(100 * o.target, 0) + "%: " + summary);
+        Verdict::fail("below the target of " + format_fixed(100 * o.target, 0) + "%: " + summary);
   } else {
     result.verdict = Verdict::pass(summary);
   }
