@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "../support/blobs.h"
 #include "../support/temp_dir.h"
 #include "checkpoint.h"
 #include "error.h"
@@ -23,22 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Three classes of 8-dimensional points around different centres, index-dependent noise.
-Dataset blobs(int64_t n) {
-  Dataset d;
-  d.classes = 3;
-  d.inputs = Tensor::empty({n, 8});
-  d.targets = Tensor::empty({n});
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = (i * 7) % 3;
-    d.targets.data()[i] = static_cast<float>(c);
-    for (int64_t j = 0; j < 8; ++j) {
-      const float centre = (j % 3 == c) ? 2.0f : -1.0f;
-      d.inputs.data()[i * 8 + j] = centre + 0.8f * static_cast<float>(std::sin(3.7 * i + 1.3 * j));
-    }
-  }
-  return d;
-}
+using test::blobs;
 
 TEST(Training, StepLowersTheLossOnAFixedBatch) {
   Rng rng(0);

@@ -16,6 +16,7 @@
 #include <numeric>
 
 #include "../collectives/group_factory.h"
+#include "../support/blobs.h"
 #include "checkpoint.h"
 #include "ddp_training.h"
 #include "distributed_sampler.h"
@@ -40,22 +41,7 @@ std::vector<std::string> backends() {
 #endif
 }
 
-// Three classes of 8-dimensional points, index-dependent noise (as in lesson 07's tests).
-Dataset blobs(int64_t n) {
-  Dataset d;
-  d.classes = 3;
-  d.inputs = Tensor::empty({n, 8});
-  d.targets = Tensor::empty({n});
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = (i * 7) % 3;
-    d.targets.data()[i] = static_cast<float>(c);
-    for (int64_t j = 0; j < 8; ++j) {
-      const float centre = (j % 3 == c) ? 2.0f : -1.0f;
-      d.inputs.data()[i * 8 + j] = centre + 0.8f * static_cast<float>(std::sin(3.7 * i + 1.3 * j));
-    }
-  }
-  return d;
-}
+using test::blobs;
 
 // The serial oracle's batch at step s, from torch's definition and lesson 07's order
 // alone (not from the sampler under test): positions [s*N*B, (s+1)*N*B) of the order
