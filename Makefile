@@ -147,12 +147,14 @@ bench: setup
 # instrumented), so the ordinary build stays fast. Any report fails the run: UBSan and ASan
 # abort at the first one, TSan exits 66; inside a forked rank the harness turns that exit
 # into a failure of the test (tests/harness/harness.cpp). handle_segv=0: a crash stays a
-# signal, which is what the tests of crashing ranks expect. SAN_TARGETS / SAN_LABELS pick
-# less to build and run (e.g. SAN_TARGETS="test_common test_06" SAN_LABELS="common|lesson06").
+# signal, which is what the tests of crashing ranks expect. ASan builds what the tests run
+# (the test programs, the drivers, the launch tool), not the stubs. SAN_TARGETS / SAN_LABELS
+# pick less to build and run (e.g. SAN_TARGETS="test_common test_06" SAN_LABELS="common|lesson06").
 SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCOURSE_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_CXX := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 TSAN_CXX := -fsanitize=thread -fno-omit-frame-pointer
-SAN_TARGETS ?=
+LESSON_NUMBERS := $(foreach d,$(wildcard lessons/[0-9][0-9]_*),$(firstword $(subst _, ,$(notdir $(d)))))
+SAN_TARGETS ?= test_common $(foreach n,$(LESSON_NUMBERS),test_$(n) lesson$(n)) launch
 SAN_LABELS ?=
 TSAN_TARGETS ?= test_common test_02 test_03 test_04 test_05
 TSAN_LABELS ?= ^(common|lesson0[2-5])$$
