@@ -146,7 +146,9 @@ void ring_doorbell(ShmDoorbell& bell);
 /// side's doorbell) in slices of at most 100 ms, checking between slices that process
 /// `peer_pid` is alive. Returns true once ready() holds, false when `deadline` passes
 /// first (ready() is checked at least once). Throws PeerClosedError naming `peer` when
-/// that process is gone.
+/// that process is gone and ready() still does not hold: ask ready() once more after the
+/// death is seen, since a dead peer writes no more, and what it wrote before it died must
+/// stay readable (a peer may finish its last send and exit before this side looks).
 bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int peer_pid,
                    const std::string& peer, std::chrono::steady_clock::time_point deadline,
                    int spin);

@@ -59,7 +59,7 @@ size_t ShmStream::try_recv(void* data, size_t n) {
   return k;
 }
 
-void ShmStream::check_peer_alive() {
+void ShmStream::check_peer_alive(const std::function<bool()>& ready) {
   const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
   const int64_t period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                              std::chrono::milliseconds(100))
@@ -70,7 +70,8 @@ void ShmStream::check_peer_alive() {
     return;
   }
   const int pid = header_->pid[1 - side_];
-  if (!process_alive(pid)) {
+  // A dead peer writes no more, so ready() asked after the death is seen is final.
+  if (!process_alive(pid) && !ready()) {
     throw PeerClosedError(peer_name_ + " (pid " + std::to_string(pid) +
                           ") is gone: it exited or crashed without closing its end of the "
                           "shared-memory connection; see that rank's output");
@@ -78,7 +79,7 @@ void ShmStream::check_peer_alive() {
 }
 
 bool ShmStream::wait_until(const std::function<bool()>& ready, Millis timeout) {
-  check_peer_alive();
+  check_peer_alive(ready);
   const int peer = 1 - side_;
   const auto closed = [this, peer] {
     return header_->closed[0].load(std::memory_order_acquire) != 0 ||
