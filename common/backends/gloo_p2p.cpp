@@ -62,14 +62,23 @@ WorkPtr GlooP2p::launch(std::function<void()> wait_body, const std::string& what
   auto work = std::make_shared<FutureWork>(promise->get_future().share(), what);
   auto waiter = std::make_unique<Waiter>();
   Waiter* w = waiter.get();
+  // `finished` is set before the Work completes: once a caller has waited for every Work,
+  // none counts as pending, and the destructor closes softly. (Set after, a destructor
+  // racing the last waiter would hard-close, resetting connections that peers may still
+  // be reading this rank's last bytes from.)
   waiter->thread = std::thread([body = std::move(wait_body), promise, w] {
+    std::exception_ptr error;
     try {
       body();
-      promise->set_value();
     } catch (...) {
-      promise->set_exception(std::current_exception());
+      error = std::current_exception();
     }
     w->finished.store(true);
+    if (error) {
+      promise->set_exception(error);
+    } else {
+      promise->set_value();
+    }
   });
   waiters_.push_back(std::move(waiter));
   return work;

@@ -54,7 +54,9 @@ class GlooP2p {
   GlooP2p(std::shared_ptr<gloo::Context> context, std::shared_ptr<GlooAbortState> abort,
           Millis timeout);
   /// Operations still pending (their Works never waited for) are cut short by closing
-  /// the connections, then their waiter threads are joined: never blocks for long.
+  /// the connections hard (Gloo resets them), then their waiter threads are joined: never
+  /// blocks for long. With nothing pending the connections are left to the context's soft
+  /// close, so peers still reading this rank's last messages get them.
   ~GlooP2p();
   GlooP2p(const GlooP2p&) = delete;
   GlooP2p& operator=(const GlooP2p&) = delete;
