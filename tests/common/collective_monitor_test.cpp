@@ -116,6 +116,7 @@ TEST(CollectiveMonitor, NamesAFrozenRank) {
     auto monitor = make_monitor(ctx, "frozen");
     monitor->leave(monitor->enter("all_reduce"));
     const uint64_t k = monitor->enter("all_reduce");
+    store_barrier(ctx.store(), "entered", ctx.world);  // no rank is still on its way to k
     if (ctx.rank == 2) {
       freeze_rank_2_until_diagnosed(ctx);
     } else {
@@ -195,6 +196,8 @@ TEST(CollectiveMonitor, RecordedEntriesSayWhereTheFrozenRankStopped) {
     auto monitor = make_monitor(ctx, "entries", /*record_entries=*/true);
     monitor->leave(monitor->enter("broadcast"));
     monitor->leave(monitor->enter("all_reduce"));
+    // Every rank has finished collective 2 (and recorded it) before rank 2 enters 3.
+    store_barrier(ctx.store(), "two done", ctx.world);
     if (ctx.rank == 1) {
       std::this_thread::sleep_for(2500ms);  // alive, never enters collective 3
     } else {
