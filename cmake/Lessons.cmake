@@ -1,11 +1,16 @@
 # How a lesson is built. For every lessons/NN_topic directory, in numeric order:
 #
+#   ex_NN_given  object library: the given lessons/NN_topic/*.cpp that have no answer
+#                (not main.cpp), compiled once for the three libraries below
 #   ex_NN_ref    static library: the reference exercise, solutions/NN_topic/*.cpp (the
-#                answer files), plus the given lessons/NN_topic/*.cpp that have no answer
-#   ex_NN_mine   static library: the learner's exercise, lessons/NN_topic/*.cpp (not main.cpp)
+#                answer files), plus the given objects
+#   ex_NN_mine   static library: the learner's exercise, the answer files' namesakes in
+#                lessons/NN_topic, plus the given objects (in a learner's copy, which has
+#                no solutions/ to name the answer files: lessons/NN_topic/*.cpp but main.cpp)
 #   chain_NN     what a driver or test of lesson NN links: lesson NN from IMPL, lessons
 #                before it from the reference (CHAIN=ref) or from lessons/ (CHAIN=mine)
-#   lessonNN     the driver, lessons/NN_topic/main.cpp, copied to the repo root by `make`
+#   lessonNN     the driver, lessons/NN_topic/main.cpp (compiled once, as the object
+#                library lessonNN_main), copied to the repo root by `make`
 #   ex_NN_stubs  static library: lesson NN on its untouched stubs, generated from solutions/
 #                into BUILD/stub-tree/lessons/NN_topic by tools/make_stubs.py --out, with
 #                the given files of lessons/NN_topic: what lessons/ held before anyone
@@ -49,18 +54,39 @@ function(course_add_test)
     TEST_PREFIX "${T_LABEL}.")
 endfunction()
 
-# A lesson's sources: the given and learner's files of lessons/NN_topic (not main.cpp), with
-# the answer files of answer_dir (solutions/NN_topic) in place of their stubs when set.
-function(_course_exercise_library target dir answer_dir include_dirs)
+# ex_NN_given (OBJECT): lesson NN's given files, the lessons/NN_topic/*.cpp that are
+# neither main.cpp nor an answer file (one of solutions/NN_topic). They are compiled once and
+# archived into each library of the lesson (ex_NN_ref, ex_NN_mine, ex_NN_stubs), which
+# differ only in where the answer files come from. Sets `${target}_SOURCES_FOUND` in the
+# caller. A learner's copy has no solutions/ to tell answers from given files: there
+# ex_NN_mine compiles the whole folder and there is no ex_NN_given.
+function(_course_given_objects target topic include_dirs)
+  set(dir ${CMAKE_SOURCE_DIR}/lessons/${topic})
   file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
   list(FILTER srcs EXCLUDE REGEX "/main\\.cpp$")
-  if(answer_dir)
-    file(GLOB answers CONFIGURE_DEPENDS ${answer_dir}/*.cpp ${answer_dir}/*.cu)
-    foreach(answer IN LISTS answers)
-      get_filename_component(name ${answer} NAME)
-      list(REMOVE_ITEM srcs ${dir}/${name})
-    endforeach()
-    list(APPEND srcs ${answers})
+  file(GLOB answers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cpp
+       ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cu)
+  foreach(answer IN LISTS answers)
+    get_filename_component(name ${answer} NAME)
+    list(REMOVE_ITEM srcs ${dir}/${name})
+  endforeach()
+  if(srcs)
+    add_library(${target} OBJECT ${srcs})
+    target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
+    target_link_libraries(${target} PUBLIC course_common)
+    set(${target}_SOURCES_FOUND ON PARENT_SCOPE)
+  else()
+    set(${target}_SOURCES_FOUND OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+# A lesson's library from its answer files `answers` and the objects of `given` (a target
+# made by _course_given_objects, or empty); with neither, an interface library that only
+# carries the lesson's include directory.
+function(_course_lesson_library target dir answers given include_dirs)
+  set(srcs ${answers})
+  if(given)
+    list(APPEND srcs $<TARGET_OBJECTS:${given}>)
   endif()
   if(srcs)
     add_library(${target} STATIC ${srcs})
@@ -73,18 +99,36 @@ function(_course_exercise_library target dir answer_dir include_dirs)
   endif()
 endfunction()
 
-# ex_NN_stubs (see the top): the answer files' stubs, generated at build time.
-function(_course_stub_library target topic include_dirs)
+# The answer files of lesson `topic`: solutions/NN_topic/*.cpp (`tree` = solutions), or
+# their namesakes in lessons/NN_topic (`tree` = lessons: the learner's answers).
+function(_course_answer_files out topic tree)
+  file(GLOB answers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cpp
+       ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cu)
+  set(files "")
+  foreach(answer IN LISTS answers)
+    get_filename_component(name ${answer} NAME)
+    list(APPEND files ${CMAKE_SOURCE_DIR}/${tree}/${topic}/${name})
+  endforeach()
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()
+
+# ex_NN_mine in a learner's copy: every lessons/NN_topic/*.cpp but main.cpp.
+function(_course_whole_folder_library target dir include_dirs)
+  file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
+  list(FILTER srcs EXCLUDE REGEX "/main\\.cpp$")
+  _course_lesson_library(${target} ${dir} "${srcs}" "" "${include_dirs}")
+endfunction()
+
+# ex_NN_stubs (see the top): the answer files' stubs, generated at build time, with the
+# lesson's given objects.
+function(_course_stub_library target topic given include_dirs)
   set(dir ${CMAKE_SOURCE_DIR}/lessons/${topic})
   set(stub_root ${CMAKE_BINARY_DIR}/stub-tree)
   file(GLOB answers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cpp
        ${CMAKE_SOURCE_DIR}/solutions/${topic}/*.cu)
-  file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
-  list(FILTER srcs EXCLUDE REGEX "/main\\.cpp$")
   set(stubs "")
   foreach(answer IN LISTS answers)
     get_filename_component(name ${answer} NAME)
-    list(REMOVE_ITEM srcs ${dir}/${name})
     list(APPEND stubs ${stub_root}/lessons/${topic}/${name})
   endforeach()
   if(stubs)
@@ -97,15 +141,10 @@ function(_course_stub_library target topic include_dirs)
       COMMENT "stubs of lesson ${topic}"
       VERBATIM)
   endif()
-  list(APPEND srcs ${stubs})
-  if(srcs)
-    add_library(${target} STATIC EXCLUDE_FROM_ALL ${srcs})
-    target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
-    target_link_libraries(${target} PUBLIC course_common)
-  else()
-    add_library(${target} INTERFACE)
-    target_include_directories(${target} INTERFACE ${dir})
-    target_link_libraries(${target} INTERFACE course_common)
+  _course_lesson_library(${target} ${dir} "${stubs}" "${given}" "${include_dirs}")
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    set_target_properties(${target} PROPERTIES EXCLUDE_FROM_ALL TRUE)
   endif()
 endfunction()
 
@@ -140,22 +179,31 @@ macro(course_add_all_lessons)
     endif()
     string(SUBSTRING ${_topic} 0 2 _nn)
     list(APPEND COURSE_LESSONS ${_nn})
+    set(_dir ${CMAKE_SOURCE_DIR}/lessons/${_topic})
     if(_course_have_solutions)
-      _course_exercise_library(ex_${_nn}_ref ${CMAKE_SOURCE_DIR}/lessons/${_topic}
-                               ${CMAKE_SOURCE_DIR}/solutions/${_topic} "${_course_earlier_includes}")
+      _course_given_objects(ex_${_nn}_given ${_topic} "${_course_earlier_includes}")
+      set(_given "")
+      if(ex_${_nn}_given_SOURCES_FOUND)
+        set(_given ex_${_nn}_given)
+      endif()
+      _course_answer_files(_answers ${_topic} solutions)
+      _course_lesson_library(ex_${_nn}_ref ${_dir} "${_answers}" "${_given}"
+                             "${_course_earlier_includes}")
+      _course_answer_files(_answers ${_topic} lessons)
+      _course_lesson_library(ex_${_nn}_mine ${_dir} "${_answers}" "${_given}"
+                             "${_course_earlier_includes}")
     else()
-      _course_prebuilt_reference(ex_${_nn}_ref ${CMAKE_SOURCE_DIR}/lessons/${_topic})
+      _course_prebuilt_reference(ex_${_nn}_ref ${_dir})
+      _course_whole_folder_library(ex_${_nn}_mine ${_dir} "${_course_earlier_includes}")
     endif()
     set(_sel ex_${_nn}_ref)
-    _course_exercise_library(ex_${_nn}_mine ${CMAKE_SOURCE_DIR}/lessons/${_topic} ""
-                             "${_course_earlier_includes}")
     # The reference build does not compile lessons/ answers in progress unless asked to.
     get_target_property(_type ex_${_nn}_mine TYPE)
     if(IMPL STREQUAL "solutions" AND _type STREQUAL "STATIC_LIBRARY")
       set_target_properties(ex_${_nn}_mine PROPERTIES EXCLUDE_FROM_ALL TRUE)
     endif()
     if(_course_have_solutions)
-      _course_stub_library(ex_${_nn}_stubs ${_topic} "${_course_earlier_includes}")
+      _course_stub_library(ex_${_nn}_stubs ${_topic} "${_given}" "${_course_earlier_includes}")
     else()
       add_library(ex_${_nn}_stubs ALIAS ex_${_nn}_mine)
     endif()
@@ -171,14 +219,17 @@ macro(course_add_all_lessons)
     endif()
     target_include_directories(chain_${_nn} INTERFACE ${_course_earlier_includes})
 
-    if(EXISTS ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
-      add_executable(lesson${_nn} ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
+    if(EXISTS ${_dir}/main.cpp)
+      # The driver's main.cpp, compiled once for lessonNN and lessonNN_stubs.
+      add_library(lesson${_nn}_main OBJECT ${_dir}/main.cpp)
+      target_include_directories(lesson${_nn}_main PRIVATE ${_dir} ${_course_earlier_includes})
+      target_link_libraries(lesson${_nn}_main PRIVATE course_common)
+      add_executable(lesson${_nn} $<TARGET_OBJECTS:lesson${_nn}_main>)
       target_link_libraries(lesson${_nn} PRIVATE chain_${_nn})
       # The stub check of `make test`: the driver on lesson NN's stubs, whatever IMPL is.
       if(TARGET ex_${_nn}_stubs)
-        add_executable(lesson${_nn}_stubs ${CMAKE_SOURCE_DIR}/lessons/${_topic}/main.cpp)
+        add_executable(lesson${_nn}_stubs $<TARGET_OBJECTS:lesson${_nn}_main>)
         target_link_libraries(lesson${_nn}_stubs PRIVATE ex_${_nn}_stubs ${_course_earlier_ref})
-        target_include_directories(lesson${_nn}_stubs PRIVATE ${_course_earlier_includes})
       endif()
     endif()
     if(EXISTS ${CMAKE_SOURCE_DIR}/tests/${_topic})

@@ -1,6 +1,8 @@
 // training_options.cpp: see training_options.h.
 #include "training_options.h"
 
+#include <CLI/CLI.hpp>
+
 #include "error.h"
 
 namespace course {

@@ -17,7 +17,6 @@
 // What this is not: a lesson exercise; nothing here is graded.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +24,10 @@
 #include "module.h"
 #include "optimizer.h"
 #include "tensor.h"
+
+namespace CLI {
+class App;
+}
 
 namespace course {
 
