@@ -48,6 +48,9 @@ function(course_add_test)
   cmake_parse_arguments(T "" "NAME;LABEL" "SOURCES;LIBS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} course_harness GTest::gtest GTest::gtest_main)
+  if(COURSE_PCH)
+    target_precompile_headers(${T_NAME} REUSE_FROM course_harness)
+  endif()
   gtest_discover_tests(${T_NAME}
     DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS ${T_LABEL} TIMEOUT ${COURSE_TEST_TIMEOUT}

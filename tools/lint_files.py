@@ -20,11 +20,10 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: lint_files.py BUILD REGEX")
-    build, pattern = pathlib.Path(sys.argv[1]), re.compile(sys.argv[2])
-    database = build / "compile_commands.json"
+def lint_files(build, regex):
+    """The paths (relative to the tree, sorted) of the files to lint; see the top."""
+    pattern = re.compile(regex)
+    database = pathlib.Path(build) / "compile_commands.json"
     if not database.exists():
         sys.exit(f"lint_files: {database} is missing; configure {build} first")
     files = set()
@@ -39,7 +38,13 @@ def main():
         if rel.parts[0] == "lessons" and (ROOT / "solutions" / rel.relative_to("lessons")).exists():
             continue  # a stub
         files.add(rel.as_posix())
-    print("\n".join(sorted(files)))
+    return sorted(files)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: lint_files.py BUILD REGEX")
+    print("\n".join(lint_files(sys.argv[1], sys.argv[2])))
 
 
 if __name__ == "__main__":

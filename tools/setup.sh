@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake make g++ python3 procps
+  ninja-build           # the build (the Makefile falls back to Make without it)
   libgtest-dev          # GoogleTest
   libgloo-dev           # the gloo backend
   libopenblas-dev       # matmul kernels

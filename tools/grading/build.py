@@ -10,11 +10,12 @@ What this is not: a build system. It calls CMake, which does the work.
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 from typing import List, Optional, Tuple
 
 ERROR = re.compile(r"(\berror\b|undefined reference|ld returned|CMake Error|No rule to make target)")
-NOISE = re.compile(r"^(g?make(\[\d+\])?: |\[\s*\d+%\]|-- |Consolidate compiler generated)")
+NOISE = re.compile(r"^(g?make(\[\d+\])?: |\[\s*\d+%\]|\[\d+/\d+\] |ninja: |-- |Consolidate compiler generated)")
 
 
 def _run(argv: List[str], timeout_s: float) -> Tuple[int, str]:
@@ -47,6 +48,8 @@ def configure(root: pathlib.Path, build: pathlib.Path, impl: str,
     """Configures `build`. Returns (ok, first error, excerpt)."""
     argv = ["cmake", "-S", str(root), "-B", str(build), f"-DIMPL={impl}", "-DCHAIN=ref",
             f"-DCOURSE_HIDDEN_TESTS={hidden or ''}", *extra]
+    if not (build / "CMakeCache.txt").exists() and shutil.which("ninja"):
+        argv += ["-G", "Ninja"]  # as the Makefile does: a new build directory uses Ninja
     rc, log = _run(argv, 600)
     if rc == 0:
         return True, "", ""

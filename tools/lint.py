@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""lint.py: `make lint`, clang-tidy over the course's files, as many at a time as cores.
+
+    python3 tools/lint.py BUILD REGEX [--jobs N] [--clang-tidy BIN]
+
+Lints every file tools/lint_files.py lists (the .cpp files of BUILD's compile database
+whose path matches REGEX, the stubs aside) with the checks of .clang-tidy (and
+tests/.clang-tidy), and fails if clang-tidy reports anything. What it adds to a plain
+run-clang-tidy:
+
+- The longest files start first (their last durations are remembered, a driver's
+  main.cpp is assumed long), so the two cores finish together instead of one waiting
+  on a late main.cpp.
+- A file that passed is not linted again on this machine while nothing it sees has
+  changed: the key is the file as clang preprocesses it (every header's text, the flags,
+  the macros), the clang-tidy configurations that apply to it and clang-tidy's version.
+  The cache is COURSE_LINT_CACHE (default ~/.cache/course-lint); COURSE_LINT_CACHE=off
+  lints everything. Files with findings are never cached: they are reported every run.
+- The compile commands are given to clang-tidy without GCC's precompiled header (clang
+  cannot read it), so each file is checked for the includes it really has.
+
+What this is not: a build. BUILD need only be configured (its compile_commands.json).
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import pathlib
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True
+
+from lint_files import lint_files  # noqa: E402
+
+QUIET = ("warnings generated", "warning generated", "Suppressed ", "Use -header-filter",
+         "Use -system-headers")
+
+
+def arguments(entry):
+    """The compile command as a list, without the precompiled header and the output file."""
+    args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+    out, skip = [], False
+    for i, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if a == "-include" and i + 1 < len(args) and "cmake_pch" in args[i + 1]:
+            skip = True
+            continue
+        if a == "-Winvalid-pch":
+            continue
+        out.append(a)
+    return out
+
+
+def configs(path):
+    """The .clang-tidy files that apply to `path`, nearest last."""
+    found, d = [], path.parent
+    while True:
+        if (d / ".clang-tidy").is_file():
+            found.append(d / ".clang-tidy")
+        if d == ROOT or d == d.parent:
+            break
+        d = d.parent
+    return list(reversed(found))
+
+
+def cache_key(entry, args, tidy_version):
+    """A hash of what clang-tidy would see, or None when clang cannot preprocess it."""
+    flags = list(args[1:])
+    if "-o" in flags:
+        i = flags.index("-o")
+        del flags[i:i + 2]
+    if "-c" in flags:
+        flags.remove("-c")
+    p = subprocess.run(["clang++", "-E", *flags], cwd=entry["directory"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    if p.returncode != 0:
+        return None
+    h = hashlib.sha256()
+    h.update(tidy_version.encode())
+    h.update("\0".join(flags).encode())
+    for c in configs(pathlib.Path(entry["file"])):
+        h.update(c.read_bytes())
+    h.update(p.stdout)
+    return h.hexdigest()
+
+
+def main():
+    ap = argparse.ArgumentParser(description="clang-tidy over the course's files")
+    ap.add_argument("build", type=pathlib.Path)
+    ap.add_argument("regex")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--clang-tidy", default="clang-tidy")
+    a = ap.parse_args()
+
+    build = a.build.resolve()
+    files = lint_files(build, a.regex)
+    if not files:
+        print(f"lint: no file matches LINT_FILES='{a.regex}'")
+        return 1
+    wanted = {str(ROOT / f) for f in files}
+    entries = {}
+    for e in json.loads((build / "compile_commands.json").read_text()):
+        path = str((pathlib.Path(e["directory"]) / e["file"]).resolve())
+        if path in wanted and path not in entries:
+            entries[path] = {"directory": e["directory"], "file": path, "arguments": arguments(e)}
+    database = build / "lint"
+    database.mkdir(exist_ok=True)
+    (database / "compile_commands.json").write_text(json.dumps(list(entries.values()), indent=1))
+
+    cache_setting = os.environ.get("COURSE_LINT_CACHE", "")
+    cache = None if cache_setting == "off" else pathlib.Path(
+        cache_setting or pathlib.Path.home() / ".cache" / "course-lint")
+    tidy_version = subprocess.run([a.clang_tidy, "--version"], stdout=subprocess.PIPE,
+                                  text=True).stdout
+    durations = {}
+    if cache:
+        (cache / "passed").mkdir(parents=True, exist_ok=True)
+        try:
+            durations = json.loads((cache / "durations.json").read_text())
+        except (OSError, ValueError):
+            durations = {}
+
+    def expected(path):
+        rel = str(pathlib.Path(path).relative_to(ROOT))
+        if rel in durations:
+            return durations[rel]
+        return 30.0 if rel.endswith("/main.cpp") else os.path.getsize(path) / 1000
+    order = sorted(entries, key=expected, reverse=True)
+    print(f"lint: clang-tidy on {len(order)} files, {a.jobs} at a time", flush=True)
+
+    def lint_one(path):
+        e = entries[path]
+        key = cache_key(e, e["arguments"], tidy_version) if cache else None
+        if key and (cache / "passed" / key).exists():
+            return path, "cached", "", 0.0
+        start = time.monotonic()
+        p = subprocess.run([a.clang_tidy, "-p", str(database), "--quiet", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors="replace")
+        took = time.monotonic() - start
+        text = "\n".join(l for l in p.stdout.splitlines()
+                         if l.strip() and not any(q in l for q in QUIET))
+        clean = p.returncode == 0 and "warning:" not in text and "error:" not in text
+        if clean and key:
+            (cache / "passed" / key).touch()
+        return path, "clean" if clean else "findings", text, took
+
+    start = time.monotonic()
+    findings, cached = [], 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        for path, status, text, took in pool.map(lint_one, order):
+            rel = str(pathlib.Path(path).relative_to(ROOT))
+            if status == "cached":
+                cached += 1
+                continue
+            durations[rel] = round(took, 1)
+            if status == "findings":
+                findings.append(rel)
+                print(text, flush=True)
+    if cache:
+        tmp = cache / f"durations.json.{os.getpid()}"
+        tmp.write_text(json.dumps(durations, indent=0, sort_keys=True))
+        tmp.replace(cache / "durations.json")
+    took = time.monotonic() - start
+    note = f" ({cached} unchanged since they last passed)" if cached else ""
+    if findings:
+        print(f"lint: clang-tidy found problems in {len(findings)} files (.clang-tidy): "
+              + ", ".join(findings))
+        return 1
+    print(f"lint: clang-tidy found nothing in {len(order)} files{note}, "
+          f"{int(took) // 60}m{int(took) % 60:02d}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
