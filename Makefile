@@ -42,7 +42,7 @@ DEMO_ARGS ?= --np 2
 
 .PHONY: setup configure stubs check-stubs test test-reference test-stub-builds demo format \
         clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \
-        classroom docs bench format-check lint sanitize sanitize-asan sanitize-tsan
+        classroom docs bench format-check lint sanitize sanitize-asan sanitize-tsan configure-asan
 
 setup:
 	@bash tools/setup.sh
@@ -81,24 +81,44 @@ check-stubs:
 	@if [ -d solutions ]; then python3 tools/make_stubs.py --check; \
 	 else echo "check-stubs: skipped (a learner's copy has no solutions/)"; fi
 
+# SANITIZE=asan, what CI runs: `make test` on the reference's AddressSanitizer and
+# UndefinedBehaviorSanitizer build (build/asan, -O1 -g1, CUDA compiled too) instead of the
+# release build, so one build serves what took two (`make test`, then `make sanitize-asan`):
+# every CTest test, every stub driver and the grader's tests, learner's copy included, run
+# under the sanitizers. Without it (what a learner types), the release build build/solutions.
+SANITIZE ?=
+ifeq ($(SANITIZE),asan)
+REF_BUILD := build/asan
+else ifeq ($(SANITIZE),)
+REF_BUILD := build/solutions
+else
+$(error SANITIZE must be asan or empty, not '$(SANITIZE)')
+endif
+
 # The reference build and every registered test.
 test-reference: setup
+ifeq ($(SANITIZE),asan)
+	@$(MAKE) configure-asan
+	@echo "make test: building $(REF_BUILD) under the sanitizers (the first time: about 6 minutes on 2 cores)"
+else
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
-	@echo "make test: building build/solutions (the first time: about 6 minutes on 2 cores)"
-	@$(BUILD_STEP) build/solutions "make test" \
+	@echo "make test: building $(REF_BUILD) (the first time: about 6 minutes on 2 cores)"
+endif
+	@$(BUILD_STEP) $(REF_BUILD) "make test" \
 	 || { echo "make test: the reference build failed (the errors above)"; exit 1; }
-	@cd build/solutions && ctest -j $(JOBS) --output-on-failure --timeout 300 $(CTEST_FLAGS)
+	@cd $(REF_BUILD) && ctest -j $(JOBS) --output-on-failure --timeout $(if $(SANITIZE),600,300) $(CTEST_FLAGS)
 
 # Every lesson's stubs build, and its driver stops at a TODO naming lessons/. The stubs are
 # generated from solutions/ into the build (ex_NN_stubs), so answers written in lessons/
 # do not change this check. A learner's copy has no solutions/ to generate them from.
 test-stub-builds: test-reference
-	@if [ -d solutions ]; then bash tools/check_stub_drivers.sh build/solutions $(LESSONS); \
+	@if [ -d solutions ]; then bash tools/check_stub_drivers.sh $(REF_BUILD) $(LESSONS); \
 	 else echo "test-stub-builds: skipped (a learner's copy: lessons/ holds your code)"; fi
 
 # The grader (tools/grade.py) on the stubs, the reference and sabotaged code.
 test-grader: setup
-	@if [ -d solutions ]; then python3 tests/grader/test_grader.py; \
+	@if [ -d solutions ]; then GRADER_TEST_REFERENCE=$(REF_BUILD) \
+	   $(if $(SANITIZE),GRADER_TEST_COPY_CXX_FLAGS="$(ASAN_CXX)") python3 tests/grader/test_grader.py; \
 	 else echo "test-grader: skipped (a learner's copy has no solutions/)"; fi
 
 check-classroom:
@@ -146,8 +166,10 @@ bench: setup
 	build/solutions/lesson12 --bench --np 4 $(BENCH_ARGS)
 	@echo "make bench: CSV and SVG in bench-results/"
 
-# Sanitizers. Separate build trees (the reference code, no CUDA: nvcc code is not
-# instrumented), so the ordinary build stays fast. They compile at -O1 with line tables
+# Sanitizers. Separate build trees of the reference code, so the ordinary build stays fast.
+# The ASan tree compiles the CUDA code as the release tree does (nvcc's objects are not
+# instrumented; protect_shadow_gap=0 lets the CUDA driver map its memory where a GPU is);
+# TSan's goes without CUDA. They compile at -O1 with line tables
 # (-g1), as the sanitizers' own documentation advises: the reports name file and line, and
 # the build costs about half of -O2 -g. Any report fails the run: UBSan and ASan
 # abort at the first one, TSan exits 66; inside a forked rank the harness turns that exit
@@ -155,8 +177,7 @@ bench: setup
 # signal, which is what the tests of crashing ranks expect. ASan builds what the tests run
 # (the test programs, the drivers, the launch tool), not the stubs. SAN_TARGETS / SAN_LABELS
 # pick less to build and run (e.g. SAN_TARGETS="test_common test_06" SAN_LABELS="common|lesson06").
-SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCOURSE_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=Sanitize \
-             -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1"
+SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1"
 ASAN_CXX := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 TSAN_CXX := -fsanitize=thread -fno-omit-frame-pointer
 LESSON_NUMBERS := $(foreach d,$(wildcard lessons/[0-9][0-9]_*),$(firstword $(subst _, ,$(notdir $(d)))))
@@ -168,21 +189,23 @@ TSAN_LABELS ?= ^(common|lesson0[2-5])$$
 # them past their fixed deadlock timeouts (10 s a socket, 25 s a case) on a busy machine.
 # The same collectives and the ring's sender thread run in the other cases at smaller sizes.
 TSAN_EXCLUDE ?= Large
-export ASAN_OPTIONS ?= detect_leaks=0:halt_on_error=1:handle_segv=0
+export ASAN_OPTIONS ?= detect_leaks=0:halt_on_error=1:handle_segv=0:protect_shadow_gap=0
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1:handle_segv=0
 
 sanitize: sanitize-asan sanitize-tsan
 	@echo "make sanitize: no sanitizer report"
 
-sanitize-asan: setup
+configure-asan: setup
 	@mkdir -p build && cmake -S . -B build/asan $(call generator_for,build/asan) $(SAN_FLAGS) -DCMAKE_CXX_FLAGS="$(ASAN_CXX)" \
 	  >/dev/null 2>build/asan.configure.err || { cat build/asan.configure.err; exit 1; }
+
+sanitize-asan: configure-asan
 	@$(BUILD_STEP) build/asan "make sanitize-asan" $(SAN_TARGETS)
 	@cd build/asan && ctest -j $(JOBS) --output-on-failure --timeout 600 $(if $(SAN_LABELS),-L "$(SAN_LABELS)",)
 
 sanitize-tsan: setup
-	@mkdir -p build && cmake -S . -B build/tsan $(call generator_for,build/tsan) $(SAN_FLAGS) -DCMAKE_CXX_FLAGS="$(TSAN_CXX)" \
+	@mkdir -p build && cmake -S . -B build/tsan $(call generator_for,build/tsan) $(SAN_FLAGS) -DCOURSE_ENABLE_CUDA=OFF -DCMAKE_CXX_FLAGS="$(TSAN_CXX)" \
 	  >/dev/null 2>build/tsan.configure.err || { cat build/tsan.configure.err; exit 1; }
 	@$(BUILD_STEP) build/tsan "make sanitize-tsan" $(TSAN_TARGETS)
 	@cd build/tsan && ctest -j $(JOBS) --output-on-failure --timeout 600 -L "$(TSAN_LABELS)" \

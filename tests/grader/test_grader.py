@@ -27,7 +27,9 @@ lessons/ holds (someone working through the course has answers there).
 The copy is built without CUDA and at -O1 without debug information (COPY_BUILD: the
 grader's behaviour depends on neither) and kept between runs, so a second `make test`
 rebuilds only what changed.
-GRADER_TEST_BUILD_DIR=DIR takes the reference from DIR/solutions instead of build/.
+GRADER_TEST_REFERENCE=DIR takes the reference build from DIR instead of build/solutions
+(`make test SANITIZE=asan`: build/asan); GRADER_TEST_COPY_CXX_FLAGS are the copy's compile
+flags (there: the same sanitizers, since the copy links that build's reference libraries).
 GRADER_TEST_ONLY=units,stubs,reference,sabotage runs a subset.
 
 What this is not: a test of the lessons. A lesson's own tests say whether it works.
@@ -53,13 +55,14 @@ from grading.contain import Contained, run_contained  # noqa: E402
 from grading.verdict import judge  # noqa: E402
 
 WORK = ROOT / "build" / "grader-selftest"
-BUILDS = pathlib.Path(os.environ.get("GRADER_TEST_BUILD_DIR", ROOT / "build"))
+REFERENCE = pathlib.Path(os.environ.get("GRADER_TEST_REFERENCE", ROOT / "build" / "solutions")).resolve()
 EXPORT = WORK / "export"
 ONLY = set(filter(None, os.environ.get("GRADER_TEST_ONLY", "").split(",")))
 # The copy's build: no CUDA, -O1 without debug information (a custom build type). The
 # grader's behaviour depends on neither, and it costs about half of -O2 -g to compile.
 COPY_BUILD = ["--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF", "--cmake-arg=-DCMAKE_BUILD_TYPE=Quick",
-              "--cmake-arg=-DCMAKE_CXX_FLAGS_QUICK=-O1"]
+              "--cmake-arg=-DCMAKE_CXX_FLAGS_QUICK=-O1",
+              f"--cmake-arg=-DCMAKE_CXX_FLAGS={os.environ.get('GRADER_TEST_COPY_CXX_FLAGS', '')}"]
 FAST = ["--grace", "3", "-j", "2", *COPY_BUILD]
 VIS = {"visible", "hidden", "after_due_date", "after_published"}
 
@@ -204,7 +207,7 @@ class Reference(Checks, unittest.TestCase):
         if not os.environ.get("GRADER_TEST_ALL"):
             lessons = lessons[:1]
         picked = [arg for nn in lessons for arg in ("--lesson", nn)]
-        rc, data, secs, _ = grade("--impl", "solutions", "--build", str(BUILDS / "solutions"),
+        rc, data, secs, _ = grade("--impl", "solutions", "--build", str(REFERENCE),
                                   "--json", str(WORK / "reference.json"), *picked)
         self.check_grade_json(data)
         failed = [f"{t['name']}: {reason(t)[:200]}" for t in data["tests"] if t["status"] != "passed"]
@@ -302,7 +305,7 @@ class LearnerCopy(Checks, unittest.TestCase):
             return
         WORK.mkdir(parents=True, exist_ok=True)
         subprocess.run(["bash", str(ROOT / "tools" / "export_learner.sh"), str(EXPORT)], cwd=ROOT,
-                       check=True)
+                       check=True, env=dict(os.environ, COURSE_EXPORT_BUILD=str(REFERENCE)))
         assert not (EXPORT / "solutions").exists()
         # The untouched stubs, not this tree's lessons/ (which may hold someone's answers).
         subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet", "--out",
