@@ -116,9 +116,7 @@ bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int pe
       if (!process_alive(peer_pid)) {
         mine.sleepers.fetch_sub(1, std::memory_order_relaxed);
         if (ready()) return true;  // written before it died: the death is seen after
-        throw PeerClosedError(peer + " (pid " + std::to_string(peer_pid) +
-                              ") is gone: it exited or crashed without closing its end of the "
-                              "shared-memory channel; see that rank's output");
+        throw_peer_gone(peer, peer_pid);
       }
     }
     const auto slice = std::min(deadline, next_check) - now;
