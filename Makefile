@@ -27,7 +27,7 @@ BUILD := build/$(IMPL)$(if $(filter mine,$(CHAIN)),-chain-mine,)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 LESSONS := $(sort $(notdir $(wildcard solutions/[0-9][0-9]_* lessons/[0-9][0-9]_*)))
-LESSON_NUMS := $(foreach l,$(LESSONS),$(shell echo $(l) | cut -c1-2))
+LESSON_NUMS := $(foreach l,$(LESSONS),$(firstword $(subst _, ,$(l))))
 # The demo is the capstone, lesson 11, on 2 ranks with its default data and epochs.
 DEMO_LESSON ?= 11
 DEMO_ARGS ?= --np 2
@@ -153,8 +153,7 @@ bench: setup
 SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCOURSE_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_CXX := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 TSAN_CXX := -fsanitize=thread -fno-omit-frame-pointer
-LESSON_NUMBERS := $(foreach d,$(wildcard lessons/[0-9][0-9]_*),$(firstword $(subst _, ,$(notdir $(d)))))
-SAN_TARGETS ?= test_common $(foreach n,$(LESSON_NUMBERS),test_$(n) lesson$(n)) launch
+SAN_TARGETS ?= test_common $(foreach n,$(LESSON_NUMS),test_$(n) lesson$(n)) launch
 SAN_LABELS ?=
 TSAN_TARGETS ?= test_common test_02 test_03 test_04 test_05
 TSAN_LABELS ?= ^(common|lesson0[2-5])$$
