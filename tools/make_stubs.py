@@ -104,6 +104,7 @@ def mark_unused(out, declarations, region_text):
 
 def stub_text(path: pathlib.Path, lesson: str) -> str:
     """Returns the stub version of one solution file."""
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path  # for errors
     out = []
     declarations = []  # (index into out, name) of lines outside the regions
     region_lines = []
@@ -113,20 +114,20 @@ def stub_text(path: pathlib.Path, lesson: str) -> str:
     for number, line in enumerate(lines, start=1):
         begin = BEGIN.match(line)
         if begin and number < len(lines) and wraps_hint(line, lines[number]):
-            raise MarkerError(f"{path}:{number + 1}: the hint of the BEGIN SOLUTION above goes "
+            raise MarkerError(f"{where}:{number + 1}: the hint of the BEGIN SOLUTION above goes "
                               f"on here, but the stub keeps the marker's line alone: shorten "
                               f"the hint to fit that line ({COLUMN_LIMIT} columns), or start "
                               f"this comment with a capital if it is not part of the hint")
         if begin:
             if region:
-                raise MarkerError(f"{path}:{number}: BEGIN SOLUTION inside the region "
+                raise MarkerError(f"{where}:{number}: BEGIN SOLUTION inside the region "
                                   f"opened at line {region[2]} (regions do not nest)")
             hint = (begin.group("hint") or "write this part").strip()
             region = (begin.group("indent"), hint, number)
             continue
         if END.match(line):
             if not region:
-                raise MarkerError(f"{path}:{number}: END SOLUTION without BEGIN SOLUTION")
+                raise MarkerError(f"{where}:{number}: END SOLUTION without BEGIN SOLUTION")
             indent, hint, _ = region
             out.append(f"{indent}// TODO({lesson}): {hint}")
             if indent:
@@ -156,7 +157,7 @@ def stub_text(path: pathlib.Path, lesson: str) -> str:
             declarations.append((len(out), (decl.group("name"),), at))
         out.append(line)
     if region:
-        raise MarkerError(f"{path}:{region[2]}: BEGIN SOLUTION is never closed")
+        raise MarkerError(f"{where}:{region[2]}: BEGIN SOLUTION is never closed")
     mark_unused(out, declarations, "\n".join(STRING_OR_COMMENT.sub("", l) for l in region_lines))
     return "\n".join(out) + "\n"
 
