@@ -35,7 +35,7 @@ generator_for = $(if $(wildcard $(1)/CMakeCache.txt),,$(GENERATOR))
 # One build step: progress each tenth, warnings and errors, the whole log in DIR/build.log.
 BUILD_STEP = JOBS=$(JOBS) python3 tools/build.py
 LESSONS := $(sort $(notdir $(wildcard solutions/[0-9][0-9]_* lessons/[0-9][0-9]_*)))
-LESSON_NUMS := $(foreach l,$(LESSONS),$(shell echo $(l) | cut -c1-2))
+LESSON_NUMS := $(foreach l,$(LESSONS),$(firstword $(subst _, ,$(l))))
 # The demo is the capstone, lesson 11, on 2 ranks with its default data and epochs.
 DEMO_LESSON ?= 11
 DEMO_ARGS ?= --np 2
@@ -180,8 +180,7 @@ bench: setup
 SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1"
 ASAN_CXX := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 TSAN_CXX := -fsanitize=thread -fno-omit-frame-pointer
-LESSON_NUMBERS := $(foreach d,$(wildcard lessons/[0-9][0-9]_*),$(firstword $(subst _, ,$(notdir $(d)))))
-SAN_TARGETS ?= test_common $(foreach n,$(LESSON_NUMBERS),test_$(n) lesson$(n)) launch
+SAN_TARGETS ?= test_common $(foreach n,$(LESSON_NUMS),test_$(n) lesson$(n)) launch
 SAN_LABELS ?=
 TSAN_TARGETS ?= test_common test_02 test_03 test_04 test_05
 TSAN_LABELS ?= ^(common|lesson0[2-5])$$

@@ -30,6 +30,11 @@ error: it belongs in lessons/ alone.
 is working through the course, lessons/ holds their answers and differs, as it should.
 
 What this is not: a C++ parser. Markers are whole lines; regions do not nest.
+A hint is the marker's line alone, so it must fit there (clang-format's 100 columns): a
+`//` line right after a hinted BEGIN SOLUTION, at its indent, that reads as the hint going
+on is an error naming the line: clang-format wraps a long hint there, and the stub would
+keep half a sentence. It reads so when it does not start with a capital letter; a comment
+that opens the region is a sentence of its own and starts with one.
 """
 import argparse
 import difflib
@@ -41,6 +46,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)// BEGIN SOLUTION(?::\s*(?P<hint>.*))?$")
 END = re.compile(r"^[ \t]*// END SOLUTION\s*$")
 STUBBED_SUFFIXES = {".cpp", ".cu"}
+COMMENT = re.compile(r"^(?P<indent>[ \t]*)//\s*(?P<text>.*)$")
+COLUMN_LIMIT = 100  # .clang-format's ColumnLimit: where a long hint wraps
 
 
 # Declarations the stub may leave unused: `  const int v = ...` inside a function, or a
@@ -55,6 +62,18 @@ STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//.*$')
 
 class MarkerError(Exception):
     pass
+
+
+def wraps_hint(begin_line, next_line):
+    """True when next_line reads as the rest of the hint on begin_line (a BEGIN SOLUTION
+    with a hint): a `//` comment at the marker's indent, not a marker itself, that does not
+    start with a capital letter."""
+    begin, comment = BEGIN.match(begin_line), COMMENT.match(next_line)
+    if not (begin and begin.group("hint") and comment and comment.group("text")):
+        return False
+    if comment.group("indent") != begin.group("indent") or BEGIN.match(next_line) or END.match(next_line):
+        return False
+    return not comment.group("text")[0].isupper()
 
 
 def unbound(line):
@@ -85,23 +104,30 @@ def mark_unused(out, declarations, region_text):
 
 def stub_text(path: pathlib.Path, lesson: str) -> str:
     """Returns the stub version of one solution file."""
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path  # for errors
     out = []
     declarations = []  # (index into out, name) of lines outside the regions
     region_lines = []
     anonymous = False  # inside `namespace {`
     region = None  # (indent, hint, start line) while inside a region
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    lines = path.read_text().splitlines()
+    for number, line in enumerate(lines, start=1):
         begin = BEGIN.match(line)
+        if begin and number < len(lines) and wraps_hint(line, lines[number]):
+            raise MarkerError(f"{where}:{number + 1}: the hint of the BEGIN SOLUTION above goes "
+                              f"on here, but the stub keeps the marker's line alone: shorten "
+                              f"the hint to fit that line ({COLUMN_LIMIT} columns), or start "
+                              f"this comment with a capital if it is not part of the hint")
         if begin:
             if region:
-                raise MarkerError(f"{path}:{number}: BEGIN SOLUTION inside the region "
+                raise MarkerError(f"{where}:{number}: BEGIN SOLUTION inside the region "
                                   f"opened at line {region[2]} (regions do not nest)")
             hint = (begin.group("hint") or "write this part").strip()
             region = (begin.group("indent"), hint, number)
             continue
         if END.match(line):
             if not region:
-                raise MarkerError(f"{path}:{number}: END SOLUTION without BEGIN SOLUTION")
+                raise MarkerError(f"{where}:{number}: END SOLUTION without BEGIN SOLUTION")
             indent, hint, _ = region
             out.append(f"{indent}// TODO({lesson}): {hint}")
             if indent:
@@ -131,7 +157,7 @@ def stub_text(path: pathlib.Path, lesson: str) -> str:
             declarations.append((len(out), (decl.group("name"),), at))
         out.append(line)
     if region:
-        raise MarkerError(f"{path}:{region[2]}: BEGIN SOLUTION is never closed")
+        raise MarkerError(f"{where}:{region[2]}: BEGIN SOLUTION is never closed")
     mark_unused(out, declarations, "\n".join(STRING_OR_COMMENT.sub("", l) for l in region_lines))
     return "\n".join(out) + "\n"
 

@@ -142,10 +142,9 @@ void NcclProcessGroup::Impl::exchange_with_root(const std::string& what, int roo
 
 void NcclProcessGroup::scatter(std::span<const float> input, std::span<float> output, int root) {
   Impl& im = *impl_;
-  check_root("nccl scatter", root, im.world);
   const size_t k = output.size();
   const bool is_root = im.rank == root;
-  if (is_root) check_world_multiple("nccl scatter", "input", input.size(), "output", k, im.world);
+  check_rooted_blocks("nccl scatter", "input", input.size(), "output", k, root, im.rank, im.world);
   if (k == 0) return;
   const std::string what = rooted_str("scatter", k, root) + " per rank";
   auto staging = std::make_shared<NcclStaging>();
@@ -157,10 +156,9 @@ void NcclProcessGroup::scatter(std::span<const float> input, std::span<float> ou
 
 void NcclProcessGroup::gather(std::span<const float> input, std::span<float> output, int root) {
   Impl& im = *impl_;
-  check_root("nccl gather", root, im.world);
   const size_t k = input.size();
   const bool is_root = im.rank == root;
-  if (is_root) check_world_multiple("nccl gather", "output", output.size(), "input", k, im.world);
+  check_rooted_blocks("nccl gather", "output", output.size(), "input", k, root, im.rank, im.world);
   if (k == 0) return;
   const std::string what = rooted_str("gather", k, root) + " per rank";
   auto staging = std::make_shared<NcclStaging>();

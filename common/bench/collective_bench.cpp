@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "clock.h"
 #include "collective_oracle.h"
 #include "duplex_link.h"
 #include "error.h"
@@ -21,10 +22,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 }  // namespace
 

@@ -20,20 +20,6 @@
 
 namespace course {
 
-namespace {
-
-std::string describe_error(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an exception that is not a std::exception";
-  }
-}
-
-}  // namespace
-
 // The queue between the calling thread and the send channel's worker (sender_thread).
 struct DuplexLink::Sender {
   std::mutex mu;
@@ -279,7 +265,7 @@ void run_duplex(TcpComm& comm, int to, int from, const std::string& what, Duplex
     // sender failed first (its channel aborts the comm) and its error is the cause.
     const bool sender_failed_first = error && comm.aborted();
     // Abort before waiting: a worker blocked in send_all then fails at once.
-    if (error && !sender_failed_first) comm.abort(describe_error(error));
+    if (error && !sender_failed_first) comm.abort(exception_message(error));
     sender->close();
     try {
       sends->wait(timeout);
@@ -288,7 +274,7 @@ void run_duplex(TcpComm& comm, int to, int from, const std::string& what, Duplex
     }
   }
   if (error) {
-    comm.abort(describe_error(error));
+    comm.abort(exception_message(error));
     std::rethrow_exception(error);
   }
 }

@@ -12,16 +12,6 @@ struct SerialExecutor::Task {
   std::promise<void> done;
 };
 
-std::string exception_message(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an exception that is not a std::exception";
-  }
-}
-
 SerialExecutor::SerialExecutor(std::string name, ErrorHook on_error)
     : name_(std::move(name)), on_error_(std::move(on_error)) {}
 

@@ -84,7 +84,4 @@ class SerialExecutor {
   std::thread worker_;
 };
 
-/// The what() of the exception held by `error` (for messages and abort reasons).
-std::string exception_message(const std::exception_ptr& error);
-
 }  // namespace course

@@ -54,6 +54,16 @@ void log_warning(const std::string& message) {
   std::cerr << line << std::flush;
 }
 
+std::string exception_message(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
 std::string repo_relative(const char* file) {
   std::string path(file);
   for (const char* root : {"/lessons/", "/solutions/", "/common/", "/tests/"}) {

@@ -11,6 +11,7 @@
 // What this is not: a logging framework. log_warning() prints one line to stderr.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -98,6 +99,10 @@ void log_warning(const std::string& message);
 
 /// The path of `file` from the repository root ("lessons/01_ranks/mesh.cpp").
 std::string repo_relative(const char* file);
+
+/// The what() of the exception `error` holds, for messages and abort reasons (a thrown
+/// value that is not a std::exception is named as such). REQUIRES: error is not null.
+std::string exception_message(const std::exception_ptr& error);
 
 }  // namespace course
 

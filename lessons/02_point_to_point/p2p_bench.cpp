@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "clock.h"
 #include "error.h"
 #include "point_to_point.h"
 
@@ -13,10 +14,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Each sample is short (a few milliseconds, about a scheduler time slice), raw and p2p
 // samples alternate, and each column reports the median of its samples: on a shared

@@ -2,6 +2,7 @@
 // (the exercise, trainer.cpp) and evaluate.
 #include <chrono>
 
+#include "clock.h"
 #include "error.h"
 #include "ops.h"
 #include "tensor_ops.h"
@@ -19,9 +20,6 @@ int64_t count_correct(const Tensor& logits, const Tensor& targets) {
 
 EpochStats train_epoch(Module& model, Optimizer& optimizer, DataLoader& loader, int64_t epoch) {
   using Clock = std::chrono::steady_clock;
-  const auto seconds_since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
   EpochStats stats;
   double loss_sum = 0;
   int64_t correct = 0;

@@ -25,10 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 // The peak resident set since the last reset_peak_memory(), in MiB (Linux: VmHWM).
 void reset_peak_memory() {
   malloc_trim(0);  // hand freed heap back first, so the reset starts from what is in use

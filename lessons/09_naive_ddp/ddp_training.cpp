@@ -9,6 +9,7 @@
 
 #include "bench_table.h"
 #include "checkpoint.h"
+#include "clock.h"
 #include "distributed_sampler.h"
 #include "error.h"
 #include "ops.h"
@@ -18,10 +19,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 std::vector<float> flatten(const NamedTensors& state) {
   std::vector<float> flat;

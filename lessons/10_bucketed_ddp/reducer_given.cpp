@@ -16,7 +16,7 @@ namespace course {
 
 namespace {
 
-// "backward 4" for "4.weight": the layer a parameter belongs to, for the trace.
+// "4" for "4.weight" (the name up to its last dot): the layer, for "backward 4" spans.
 std::string layer_of(const std::string& name) {
   const size_t dot = name.rfind('.');
   return dot == std::string::npos ? name : name.substr(0, dot);

@@ -27,8 +27,7 @@
 // rows (check_sync_batch_norm, run first), (2) the final test accuracy reaches
 // kCapstoneTarget, and (3) every rank ends with bit-identical parameters and buffers.
 //
-// What this is not: a general trainer (one model family, one data format), nor GPU code:
-// --backend nccl is refused by main.cpp.
+// What this is not: a general trainer (one model family, one data format).
 #pragma once
 #include <cstdint>
 #include <ostream>

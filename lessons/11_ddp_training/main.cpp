@@ -2,9 +2,9 @@
 // Fashion-MNIST with lesson 10's DDP, SyncBatchNorm, rank-0 checkpoints and exact resume,
 // and distributed evaluation.
 //
-//   make lesson11 && ./lesson11                       # 2 ranks, tcp, 5 epochs
+//   make lesson11 && ./lesson11                       # 2 ranks, tcp, 10 epochs
 //   ./lesson11 --np 4 --sync-bn --backend gloo
-//   ./lesson11 --np 2 --epochs 5 --resume             # continue from the newest checkpoint
+//   ./lesson11 --np 2 --resume                        # continue from the newest checkpoint
 //   ./lesson11 --bench --np 2                         # samples/s against one process
 //   ./lesson11 --device cuda --backend nccl --np 1     # on a GPU (docs/gpu.md)
 //   ./launch --nnodes 2 --node-rank 0 --nproc-per-node 1 --master-addr HOST ./lesson11

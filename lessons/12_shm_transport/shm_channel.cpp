@@ -12,12 +12,12 @@
 namespace course {
 
 size_t ShmChannel::try_write(const void* data, size_t n) {
-  // TODO(lesson12): fill free slots (head - tail < slots), publish each with a release store of
+  // TODO(lesson12): fill free slots (head - tail < slots); release-store head after each one
   COURSE_TODO();
 }
 
 size_t ShmChannel::try_read(void* data, size_t n) {
-  // TODO(lesson12): copy out of full slots (tail < head, acquire), free each emptied slot with a
+  // TODO(lesson12): copy out of full slots (tail < head); release-store tail as each one empties
   COURSE_TODO();
 }
 
@@ -32,14 +32,14 @@ bool ShmChannel::can_read() const {
 }
 
 void ring_doorbell(ShmDoorbell& bell) {
-  // TODO(lesson12): seq_cst fence between our counter store and the sleepers load, then bump seq
+  // TODO(lesson12): fence (seq_cst); if anyone sleeps (sleepers > 0), bump seq and futex-wake all
   COURSE_TODO();
 }
 
 bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int peer_pid,
                    const std::string& peer, std::chrono::steady_clock::time_point deadline,
                    int spin) {
-  // TODO(lesson12): spin, then announce (sleepers), fence, re-check, futex-sleep in slices; check
+  // TODO(lesson12): spin; announce, fence, re-check, futex-sleep in slices; check the peer's pid
   COURSE_TODO();
 }
 

@@ -103,7 +103,7 @@ inline constexpr size_t kShmSlotPayload = kShmCacheLine;
 uint64_t shm_slot_length(const char* slot);
 /// Writes `n`, the payload bytes of `slot`, into its first 8 bytes.
 void shm_set_slot_length(char* slot, uint64_t n);
-/// How often a sleeping waiter wakes to see whether its peer still runs.
+/// How often a waiter looks whether its peer still runs (wait_doorbell, ShmStream).
 inline constexpr std::chrono::milliseconds kShmLivenessPeriod{100};
 
 /// One endpoint's view of one ring: the producer calls try_write, the consumer try_read.
@@ -155,5 +155,9 @@ bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int pe
 
 /// True while process `pid` runs (exists in /proc and is not a zombie).
 bool process_alive(int pid);
+
+/// Throws PeerClosedError: `peer` (process `pid`) is gone without closing its end of the
+/// shared-memory channel. What wait_doorbell and ShmStream's liveness check throw.
+[[noreturn]] void throw_peer_gone(const std::string& peer, int pid);
 
 }  // namespace course

@@ -1,10 +1,12 @@
 // shm_channel_given.cpp: lesson 12: the given half of shm_channel.h: the segment's layout
-// (slot stride, pair size, a slot's length word), the channel's constructor, and the /proc
-// check that tells whether a peer still runs. The exercise is in shm_channel.cpp.
+// (slot stride, pair size, a slot's length word), the channel's constructor, the /proc
+// check that tells whether a peer still runs and the error when it does not. The exercise
+// is in shm_channel.cpp.
 #include <cstring>
 #include <fstream>
 #include <string>
 
+#include "error.h"
 #include "shm_channel.h"
 
 namespace course {
@@ -50,6 +52,12 @@ bool process_alive(int pid) {
   if (close == std::string::npos || close + 2 >= line.size()) return false;
   const char state = line[close + 2];
   return state != 'Z' && state != 'X';
+}
+
+void throw_peer_gone(const std::string& peer, int pid) {
+  throw PeerClosedError(peer + " (pid " + std::to_string(pid) +
+                        ") is gone: it exited or crashed without closing its end of the "
+                        "shared-memory channel; see that rank's output");
 }
 
 }  // namespace course

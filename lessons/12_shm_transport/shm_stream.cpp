@@ -61,9 +61,8 @@ size_t ShmStream::try_recv(void* data, size_t n) {
 
 void ShmStream::check_peer_alive(const std::function<bool()>& ready) {
   const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
-  const int64_t period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::milliseconds(100))
-                             .count();
+  const int64_t period =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(kShmLivenessPeriod).count();
   int64_t last = last_alive_check_.load(std::memory_order_relaxed);
   if (now - last < period ||
       !last_alive_check_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
@@ -71,11 +70,7 @@ void ShmStream::check_peer_alive(const std::function<bool()>& ready) {
   }
   const int pid = header_->pid[1 - side_];
   // A dead peer writes no more, so ready() asked after the death is seen is final.
-  if (!process_alive(pid) && !ready()) {
-    throw PeerClosedError(peer_name_ + " (pid " + std::to_string(pid) +
-                          ") is gone: it exited or crashed without closing its end of the "
-                          "shared-memory connection; see that rank's output");
-  }
+  if (!process_alive(pid) && !ready()) throw_peer_gone(peer_name_, pid);
 }
 
 bool ShmStream::wait_until(const std::function<bool()>& ready, Millis timeout) {

@@ -63,8 +63,9 @@ class ShmStream final : public ByteStream {
   void check_open(bool sending, bool drained) const;
   bool wait_until(const std::function<bool()>& ready, Millis timeout);
   // Throws PeerClosedError when the peer's process is gone and ready() does not hold,
-  // looking at most every 100 ms. ready() is asked after the death is seen: what the peer
-  // wrote before it died stays readable, as TCP delivers what was sent before a close.
+  // looking at most every kShmLivenessPeriod. ready() is asked after the death is seen:
+  // what the peer wrote before it died stays readable, as TCP delivers what was sent
+  // before a close.
   void check_peer_alive(const std::function<bool()>& ready);
 
   ShmSegment segment_;

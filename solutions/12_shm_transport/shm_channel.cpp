@@ -12,8 +12,7 @@
 namespace course {
 
 size_t ShmChannel::try_write(const void* data, size_t n) {
-  // BEGIN SOLUTION: fill free slots (head - tail < slots), publish each with a release store of
-  // head
+  // BEGIN SOLUTION: fill free slots (head - tail < slots); release-store head after each one
   const char* src = static_cast<const char*>(data);
   uint64_t head = ring_.head.load(std::memory_order_relaxed);  // only we write it
   // acquire: the consumer's copies out of the slots it freed happen before our overwrite.
@@ -35,8 +34,7 @@ size_t ShmChannel::try_write(const void* data, size_t n) {
 }
 
 size_t ShmChannel::try_read(void* data, size_t n) {
-  // BEGIN SOLUTION: copy out of full slots (tail < head, acquire), free each emptied slot with a
-  // release store of tail
+  // BEGIN SOLUTION: copy out of full slots (tail < head); release-store tail as each one empties
   char* dst = static_cast<char*>(data);
   uint64_t tail = ring_.tail.load(std::memory_order_relaxed);  // only we write it
   // acquire: pairs with the producer's release; the slots below head are filled.
@@ -77,9 +75,9 @@ bool ShmChannel::can_read() const {
 }
 
 void ring_doorbell(ShmDoorbell& bell) {
-  // BEGIN SOLUTION: seq_cst fence between our counter store and the sleepers load, then bump seq
-  // and wake Store (the counter, by our caller) then load (sleepers): only a full fence keeps the
-  // load from passing the store (shm_channel.h, MEMORY ORDERING).
+  // BEGIN SOLUTION: fence (seq_cst); if anyone sleeps (sleepers > 0), bump seq and futex-wake all
+  // Store (the counter, by our caller) then load (sleepers): only a full fence keeps the load
+  // from passing the store (shm_channel.h, MEMORY ORDERING).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (bell.sleepers.load(std::memory_order_relaxed) == 0) return;  // nobody to wake: no syscall
   bell.seq.fetch_add(1, std::memory_order_release);
@@ -90,8 +88,7 @@ void ring_doorbell(ShmDoorbell& bell) {
 bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int peer_pid,
                    const std::string& peer, std::chrono::steady_clock::time_point deadline,
                    int spin) {
-  // BEGIN SOLUTION: spin, then announce (sleepers), fence, re-check, futex-sleep in slices; check
-  // the peer's pid
+  // BEGIN SOLUTION: spin; announce, fence, re-check, futex-sleep in slices; check the peer's pid
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < spin; ++i) {
     if (ready()) return true;
@@ -119,9 +116,7 @@ bool wait_doorbell(ShmDoorbell& mine, const std::function<bool()>& ready, int pe
       if (!process_alive(peer_pid)) {
         mine.sleepers.fetch_sub(1, std::memory_order_relaxed);
         if (ready()) return true;  // written before it died: the death is seen after
-        throw PeerClosedError(peer + " (pid " + std::to_string(peer_pid) +
-                              ") is gone: it exited or crashed without closing its end of the "
-                              "shared-memory channel; see that rank's output");
+        throw_peer_gone(peer, peer_pid);
       }
     }
     const auto slice = std::min(deadline, next_check) - now;

@@ -33,14 +33,6 @@ namespace {
 using test::RankContext;
 using test::run_ranks;
 
-std::vector<std::string> backends() {
-#ifdef COURSE_HAVE_GLOO
-  return {"tcp", "gloo"};
-#else
-  return {"tcp"};
-#endif
-}
-
 using test::blobs;
 
 // The serial oracle's batch at step s, from torch's definition and lesson 07's order
@@ -122,7 +114,7 @@ TEST_P(NaiveDdpEquivalence, NRanksWithBatchBTrainLikeOneProcessWithBatchNB) {
 
 std::vector<EquivalenceCase> equivalence_cases() {
   std::vector<EquivalenceCase> cases;
-  for (const std::string& b : backends()) {
+  for (const std::string& b : available_backends()) {
     for (GradSync v : {GradSync::per_param, GradSync::flat}) {
       for (int n = 1; n <= 4; ++n) cases.push_back({b, v, n});
     }
@@ -350,7 +342,7 @@ TEST_P(NaiveDdpBackends, ACheckpointFromRankZeroIsEveryRanksStartingPoint) {
   std::filesystem::remove(path);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, NaiveDdpBackends, testing::ValuesIn(backends()));
+INSTANTIATE_TEST_SUITE_P(Backends, NaiveDdpBackends, testing::ValuesIn(available_backends()));
 
 // Given code: the bit-for-bit comparison of the verdict catches one rank's difference.
 TEST(NaiveDdpChecks, IdenticalAcrossRanksNamesTheRankThatDiffers) {

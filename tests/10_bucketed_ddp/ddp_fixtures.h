@@ -19,15 +19,6 @@
 
 namespace course::test {
 
-/// The backends this build has: tcp, and gloo when found.
-inline std::vector<std::string> test_backends() {
-#ifdef COURSE_HAVE_GLOO
-  return {"tcp", "gloo"};
-#else
-  return {"tcp"};
-#endif
-}
-
 /// `rows` examples of `features` inputs and `classes` targets; example i of batch `seed`
 /// has its own values (no two rows alike, no all-ones).
 inline std::pair<Tensor, Tensor> make_batch(int64_t rows, int64_t features, int64_t classes,

@@ -80,7 +80,7 @@ TEST_P(ReducerEquivalence, MatchesOneProcessOnTheGlobalBatch) {
 
 std::vector<std::tuple<std::string, int>> equivalence_params() {
   std::vector<std::tuple<std::string, int>> params;
-  for (const std::string& backend : test_backends()) {
+  for (const std::string& backend : available_backends()) {
     for (int world = 1; world <= 4; ++world) params.emplace_back(backend, world);
   }
   return params;
@@ -181,7 +181,7 @@ const RanksOptions kShort{.timeout = std::chrono::seconds(15)};
 const std::vector<int> kForwardOrders[] = {{3, 2, 1, 0}, {0, 2, 3, 1}, {1, 3, 0, 2}};
 
 TEST(ReducerLaunchOrder, BucketsLaunchInOrderWhateverOrderGradientsArriveIn) {
-  for (const std::string& backend : test_backends()) {
+  for (const std::string& backend : available_backends()) {
     SCOPED_TRACE(backend);
     run_ranks(
         3,
@@ -210,7 +210,7 @@ TEST(ReducerLaunchOrder, BucketsLaunchInOrderWhateverOrderGradientsArriveIn) {
 }
 
 TEST(ReducerRebuild, EveryRankAdoptsRankZerosReadyOrder) {
-  for (const std::string& backend : test_backends()) {
+  for (const std::string& backend : available_backends()) {
     SCOPED_TRACE(backend);
     run_ranks(
         3,
@@ -243,7 +243,7 @@ TEST(ReducerRebuild, EveryRankAdoptsRankZerosReadyOrder) {
 // A bucket of 40 MiB (larger than any socket buffer): a ring that sends before it
 // receives deadlocks here, and the short timeout turns that into a failure in seconds.
 TEST(ReducerLargeBucket, FortyMiBBucketAveragesExactly) {
-  for (const std::string& backend : test_backends()) {
+  for (const std::string& backend : available_backends()) {
     SCOPED_TRACE(backend);
     run_ranks(2,
               [&](RankContext& ctx) {

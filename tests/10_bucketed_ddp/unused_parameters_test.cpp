@@ -82,7 +82,7 @@ TEST(UnusedParameters, WithoutTheOptionTheNextIterationNamesThem) {
 }
 
 TEST(UnusedParameters, FindUnusedLeavesGloballyUnusedGradientsUndefined) {
-  for (const std::string& backend : test_backends()) {
+  for (const std::string& backend : available_backends()) {
     SCOPED_TRACE(backend);
     run_ranks(3, [&](RankContext& ctx) {
       auto group = make_group(backend, ctx);
@@ -191,7 +191,7 @@ TEST(UnusedParameters, DdpReportsAfterBackwardOrFindsThemFromForward) {
 // K micro-batches, K - 1 of them under no_sync, each loss scaled by 1/K, equal one step
 // on the K-times batch in one process; nothing is communicated inside no_sync.
 TEST(NoSync, AccumulatedMicroBatchesEqualOneStepOnTheWholeBatch) {
-  for (const std::string& backend : test_backends()) {
+  for (const std::string& backend : available_backends()) {
     SCOPED_TRACE(backend);
     run_ranks(2, [&](RankContext& ctx) {
       auto group = make_group(backend, ctx);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_grader.py: tests of the autograder (tools/grade.py) itself. `make test-grader`.
 
-  units      points scaling, the gtest listing parser, verdicts from canned outputs
+  units      points scaling, the gtest listing parser, verdicts from canned outputs,
+             make_stubs.py refusing a hint that wraps onto the next line
   reference  solutions/ graded as a learner's code, in build/solutions (what `make test`
              has built by then): full points. Lesson 01 only: ctest has already run every
              case of every lesson alone, as the grader does; GRADER_TEST_ALL=1 grades all
@@ -126,6 +127,27 @@ class Units(unittest.TestCase):
         self.assertEqual(m.group(1).strip(), p.stdout.strip(),
                          "docs/learners.md's limits differ from points.json: paste the output "
                          "of `python3 tools/grade.py --limits` between its markers")
+
+    @wanted("units")
+    def test_make_stubs_rejects_a_wrapped_hint(self):
+        # clang-format wraps a long hint onto the next comment line; the stub would keep
+        # half a sentence, so make_stubs.py (and `make check-stubs`) stops, naming the line.
+        import make_stubs
+        import tempfile
+        body = ("int f() {{\n  // BEGIN SOLUTION: fill free slots, publish each with a\n"
+                "  // {}\n  return 1;\n  // END SOLUTION\n}}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            src = pathlib.Path(tmp) / "a.cpp"
+            for wrapped in ("release store of head", "(head - tail < slots) then", "`head`"):
+                src.write_text(body.format(wrapped))
+                with self.subTest(wrapped=wrapped), \
+                        self.assertRaisesRegex(make_stubs.MarkerError, r"a\.cpp:3: the hint"):
+                    make_stubs.stub_text(src, "lesson12")
+            # A comment opening the region is a sentence of its own: kept out of the stub.
+            src.write_text(body.format("Step 2: dial every lower rank."))
+            stub = make_stubs.stub_text(src, "lesson12")
+            self.assertIn("// TODO(lesson12): fill free slots, publish each with a\n  COURSE_TODO", stub)
+            self.assertNotIn("Step 2", stub)
 
     @wanted("units")
     def test_gtest_listing(self):

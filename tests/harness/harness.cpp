@@ -91,12 +91,9 @@ std::string describe(std::chrono::milliseconds t) {
         while (::read(release_fd, &byte, 1) < 0 && errno == EINTR) {
         }
       }
-    } catch (const std::exception& e) {
-      code = 2;
-      message = e.what();
     } catch (...) {
       code = 2;
-      message = "an exception that is not a std::exception";
+      message = exception_message(std::current_exception());
     }
   }
   for (const auto& array : failures) {
