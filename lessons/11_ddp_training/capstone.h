@@ -20,7 +20,8 @@
 //               statistics are broadcast after each epoch (torch's broadcast_buffers)
 //   6. evaluate evaluate_distributed on the validation share of each rank (exact)
 //   7. save     rank 0 writes epoch-NNNN.safetensors; every rank waits at a barrier
-//   8. curves   rank 0 writes <run-dir>/curves.csv and curves.svg
+//   8. curves   rank 0 writes <run-dir>/curves.csv and curves.svg; with --checkpoint PATH, the final
+//               state dict too (weights only, as lessons 09 and 10)
 // Only rank 0 prints (a line per epoch, and a progress bar when stdout is a terminal).
 //
 // The verdict: PASS when (1) SyncBatchNorm over the ranks matches BatchNorm1d on all their

@@ -4,9 +4,14 @@
 #include "transport.h"
 
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "../collectives/group_factory.h"
 #include "error.h"
+#include "shm_segment.h"
 #include "shm_transport.h"
 
 namespace course::test {
@@ -46,6 +51,27 @@ TEST(Transport, SharedMemoryWithoutAConnectorIsAConfigError) {
     recipe.transport = "shm";
     EXPECT_THROW(make_process_group("tcp", ctx.store(), ctx.rank, ctx.world, recipe), ConfigError);
   });
+}
+
+// A segment /dev/shm cannot hold is refused when it is made, saying so, instead of mapping
+// pages tmpfs cannot supply (the first write into one is a SIGBUS). Asking for more than
+// the whole of /dev/shm fails at once, without filling it: tmpfs refuses such a
+// fallocate before allocating anything.
+TEST(Transport, ASegmentDevShmCannotHoldIsAConfigErrorNotASigbus) {
+  struct statvfs fs {};
+  ASSERT_EQ(::statvfs("/dev/shm", &fs), 0);
+  const size_t total = static_cast<size_t>(fs.f_blocks) * fs.f_frsize;
+  const std::string name = "/course." + std::to_string(::getpid()) + ".too-big";
+  try {
+    ShmSegment s = ShmSegment::create(name, total + (64u << 20));
+    ADD_FAILURE() << "a segment larger than /dev/shm (" << total << " bytes) was made";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("/dev/shm has too little space"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(total + (64u << 20)) + " bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("--transport tcp"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm" + name)) << "the refused segment was left";
 }
 
 }  // namespace
