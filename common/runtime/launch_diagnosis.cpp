@@ -57,11 +57,16 @@ bool is_own(const RankObservation& r) {
   return r.signal != 0 || (!is_collective_report(r.verdict) && !is_consequence(r.verdict));
 }
 
-/// The verdict with this rank's own number blanked: "FAIL rank 1: x" and "FAIL rank 0: x"
-/// read alike.
+/// The verdict with this rank's own number and process blanked: "FAIL rank 1 (pid 7 on a):
+/// x" and "FAIL rank 0 (pid 6 on a): x" read alike.
 std::string without_own_rank(const RankObservation& r) {
   const std::string mine = "rank " + std::to_string(r.rank);
   std::string out = r.verdict;
+  for (size_t at = out.find("(pid "); at != std::string::npos; at = out.find("(pid ", at + 1)) {
+    const size_t end = out.find(')', at);
+    if (end == std::string::npos) break;
+    out.erase(at, end + 1 - at);
+  }
   for (size_t at = out.find(mine); at != std::string::npos; at = out.find(mine, at + 1)) {
     const size_t end = at + mine.size();
     if (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end]))) continue;

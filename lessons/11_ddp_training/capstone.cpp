@@ -18,8 +18,10 @@
 #include "distributed_eval.h"
 #include "distributed_sampler.h"
 #include "error.h"
+#include "flag_agreement.h"
 #include "flag_checks.h"
 #include "reducer.h"
+#include "run_dir_lock.h"
 #include "sync_batch_norm.h"
 #include "tensor_ops.h"
 #include "training_checkpoint.h"
@@ -214,6 +216,13 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   const DdpTrainingOptions& t = o.train;
   const Device device = select_device(t.device, t.local_rank);
 
+  // The same flags on every rank, and this run alone in its run directory.
+  std::map<std::string, std::string> flags = ddp_training_flag_values(t);
+  flags["--sync-bn"] = o.sync_bn ? "on" : "off";
+  flags["--target"] = format_fixed(o.target, 6);
+  check_same_flags(flags, pg);
+  const RunDirLock lock = lock_run_dir(o.run_dir, pg);
+
   // 0. SyncBatchNorm against BatchNorm1d, before anything is loaded.
   const double bn_difference = check_sync_batch_norm(bn_group);
   if (talk) {
@@ -279,6 +288,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
     while (std::optional<Batch> batch = loader.next()) {
       if (global_step == o.crash_step && rank == o.crash_rank) std::raise(SIGKILL);
       const StepResult r = ddp_train_step(*model, *optimizer, ddp, *batch);
+      check_finite_step(*model, r.loss, t.detect_anomaly, rank, epoch, global_step);
       loss_sum += static_cast<double>(r.loss) * batch->targets.numel();
       correct += r.correct;
       samples += batch->targets.numel();
@@ -326,7 +336,8 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   }
   if (rank == 0 && !t.checkpoint.empty()) {  // --checkpoint: the final weights, as lesson 09
     save_checkpoint(t.checkpoint, *model, nullptr);
-    if (talk) out << "checkpoint: rank 0 wrote the final state dict to " << t.checkpoint << std::endl;
+    if (talk)
+      out << "checkpoint: rank 0 wrote the final state dict to " << t.checkpoint << std::endl;
   }
   const double accuracy = result.history.empty() ? 0 : result.history.back().test_accuracy;
   if (rank == 0 && !result.history.empty()) {

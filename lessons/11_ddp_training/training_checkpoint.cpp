@@ -165,8 +165,10 @@ std::optional<ResumeState> resume_from_latest(const std::string& dir, Module& mo
         tensors = std::move(file.tensors);
         meta = std::move(file.metadata);
       } catch (const Error& e) {
-        log << "resume: skipping " << path << ": " << e.what() << std::endl;
-        refused += "  " + path + ": " + e.what() + "\n";
+        std::string reason = e.detail();  // without "rank 0 (pid ...)", and the path once
+        if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
+        log << "resume: skipping " << path << ": " << reason << std::endl;
+        refused += "  " + path + ": " + reason + "\n";
         continue;
       }
       chosen = path;

@@ -105,9 +105,9 @@ TEST(LaunchDiagnosis, ASignalDeathBeatsTheReportsAboutIt) {
 TEST(LaunchDiagnosis, RanksFailingAlikeNameTheLowest) {
   const std::string target = "lesson11: FAIL below the target of 88%: 10.00% test accuracy";
   EXPECT_EQ(pick_cause({failed(0, 3, target), failed(1, 1, target), failed(2, 2, target)}), 0);
-  EXPECT_EQ(pick_cause({failed(0, 2, "lesson09: FAIL rank 0: loss is nan at step 4"),
-                        failed(1, 1, "lesson09: FAIL rank 1: loss is nan at step 4"),
-                        failed(2, 3, "lesson09: FAIL rank 2: loss is inf at step 4")}),
+  EXPECT_EQ(pick_cause({failed(0, 2, "lesson09: FAIL rank 0 (pid 11 on a): loss nan on rank 0"),
+                        failed(1, 1, "lesson09: FAIL rank 1 (pid 12 on a): loss nan on rank 1"),
+                        failed(2, 3, "lesson09: FAIL rank 2 (pid 13 on a): loss inf on rank 2")}),
             0);
   // Different errors: the earliest, not the lowest.
   EXPECT_EQ(pick_cause({failed(0, 2, "lesson09: FAIL rank 0: bad"),

@@ -197,6 +197,40 @@ TEST(Launcher, NamesTheSilentRankThatOthersTimedOutOn) {
             "it");
 }
 
+// What the other ranks' collective monitors say when rank 0, which hosts the store, is gone.
+const char* const kStoreGoneReport =
+    "echo \"lesson99: FAIL rank $RANK: collective monitor: collective 1 (all_reduce) of group "
+    "g failed here, and the store did not answer (connection refused): rank 0, which hosts "
+    "it, is likely stopped, stuck or dead. The error here: connection closed by rank 0\"; "
+    "exit 1";
+
+TEST(Launcher, RankZerosSigkillBeatsTheReportsAboutIt) {
+  const LaunchResult result = launch_sh(
+      3, std::string("if [ \"$RANK\" = 0 ]; then sleep 0.2; kill -9 $$; fi; sleep 0.5; ") +
+             kStoreGoneReport);
+  EXPECT_EQ(result.first_failed, 0) << result.failure;
+  EXPECT_EQ(result.failure, "rank 0 was killed by signal 9 (SIGKILL)");
+}
+
+// Even when the reports about it are printed before rank 0's own error.
+TEST(Launcher, RankZerosOwnErrorBeatsTheReportsAboutIt) {
+  const LaunchResult result = launch_sh(
+      3, std::string("if [ \"$RANK\" = 0 ]; then sleep 0.4; echo 'lesson99: FAIL rank 0: cannot "
+                     "open /missing.safetensors'; exit 1; fi; sleep 0.1; ") +
+             kStoreGoneReport);
+  EXPECT_EQ(result.first_failed, 0) << result.failure;
+  EXPECT_EQ(result.ranks[0].last_verdict,
+            "lesson99: FAIL rank 0: cannot open /missing.safetensors");
+}
+
+// Every rank misses the accuracy target: rank 0 is named, whichever printed first.
+TEST(Launcher, RanksFailingAlikeNameRankZero) {
+  const LaunchResult result = launch_sh(
+      3, "sleep 0.$((3 - RANK)); echo 'lesson99: FAIL below the target of 88%: 12.00%'; exit 1");
+  EXPECT_EQ(result.first_failed, 0) << result.failure;
+  EXPECT_EQ(result.failure, "rank 0 exited with code 1");
+}
+
 TEST(Launcher, RanksIgnoringSigtermGetSigkillAfterTheGrace) {
   LaunchOptions options;
   options.grace_ms = 300;
