@@ -109,7 +109,7 @@ StepResult ddp_train_step(Module& model, Optimizer& optimizer, GradientSync& syn
 std::map<std::string, std::string> ddp_training_flag_values(const DdpTrainingOptions& o) {
   auto number = [](double x) {
     std::ostringstream s;
-    s.precision(9);
+    s.precision(7);  // a float's digits: --lr 0.1 reads 0.1
     s << x;
     return s.str();
   };
