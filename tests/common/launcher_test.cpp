@@ -19,6 +19,7 @@
 
 #include "env.h"
 #include "error.h"
+#include "flag_checks.h"
 #include "handshake.h"
 
 #ifndef COURSE_LAUNCH_BIN
@@ -229,6 +230,17 @@ TEST(Launcher, RanksFailingAlikeNameRankZero) {
       3, "sleep 0.$((3 - RANK)); echo 'lesson99: FAIL below the target of 88%: 12.00%'; exit 1");
   EXPECT_EQ(result.first_failed, 0) << result.failure;
   EXPECT_EQ(result.failure, "rank 0 exited with code 1");
+}
+
+// A usage error of the tool is one documented exit code, with a message in words.
+TEST(Launcher, TheToolsUsageErrorsExit64) {
+  std::string out;
+  for (const char* flags : {"--np 0", "--node-rank -1", "--master-port 70000", "--no-such"}) {
+    const int code = run_shell(std::string(COURSE_LAUNCH_BIN) + " " + flags + " -- true 2>&1", out);
+    EXPECT_EQ(code, kUsageExitCode) << flags << ": " << out;
+    EXPECT_NE(out.find("launch: usage: "), std::string::npos) << flags << ": " << out;
+    EXPECT_LT(out.size(), 200u) << flags << ": " << out;
+  }
 }
 
 TEST(Launcher, RanksIgnoringSigtermGetSigkillAfterTheGrace) {
