@@ -8,9 +8,9 @@
 // COURSE_JOB_TOKEN; its output comes back prefixed "[rank r] ". When a rank dies the others
 // are stopped, "launch: rank 2 was killed by signal 9 (SIGKILL)" goes to stderr, and launch
 // exits with that rank's code (128 + signal for a signal; 130 when launch itself gets
-// SIGINT). Several nodes: export the same COURSE_JOB_TOKEN=<a secret> to every node's
-// launch, or the token is derived from --master-addr and --master-port, which anyone who
-// knows them can compute.
+// SIGINT); a flag that does not parse or is out of range exits 64 (flag_checks.h). Several nodes:
+// export the same COURSE_JOB_TOKEN=<a secret> to every node's launch, or the token is derived from
+// --master-addr and --master-port, which anyone who knows them can compute.
 //
 // What this is not: the ./lessonNN drivers, which launch themselves (common/driver.h); this
 // tool is for commands that do not, and for several machines.
@@ -18,6 +18,7 @@
 #include <iostream>
 
 #include "error.h"
+#include "flag_checks.h"
 #include "launcher.h"
 
 int main(int argc, char** argv) {
@@ -28,27 +29,33 @@ int main(int argc, char** argv) {
   bool no_prefix = false;
   app.add_option("-n,--np,--nproc-per-node", options.nproc_per_node,
                  "ranks to start on this machine")
-      ->check(CLI::Range(1, 1024))
+      ->check(course::count_in(1, 1024))
       ->capture_default_str();
   app.add_option("--nnodes", options.nnodes, "machines in the job, one launcher each")
-      ->check(CLI::Range(1, 65536))
+      ->check(course::count_in(1, 65536))
       ->capture_default_str();
   app.add_option("--node-rank", options.node_rank, "this machine's index, 0..nnodes-1")
-      ->check(CLI::NonNegativeNumber)
+      ->check(course::count_in(0, INT32_MAX))
       ->capture_default_str();
   app.add_option("--master-addr", options.master_addr, "host of rank 0 (the store)")
       ->capture_default_str();
   app.add_option("--master-port", options.master_port,
                  "port of the store; 0 picks a free one (one machine only)")
-      ->check(CLI::Range(0, 65535))
+      ->check(course::count_in(0, 65535))
       ->capture_default_str();
   app.add_option("--grace-ms", options.grace_ms,
                  "after one rank fails: milliseconds between SIGTERM and SIGKILL to the others")
-      ->check(CLI::NonNegativeNumber)
+      ->check(course::count_in(0, INT32_MAX))
       ->capture_default_str();
   app.add_flag("--no-prefix", no_prefix, "print the ranks' output without \"[rank r] \"");
   app.add_option("command", command, "the program and its arguments, after --")->required();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "launch: usage: " << e.what() << " (see --help)" << std::endl;
+    return course::kUsageExitCode;
+  }
   options.prefix_output = !no_prefix;
 
   try {

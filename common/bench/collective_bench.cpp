@@ -16,6 +16,7 @@
 #include "collective_oracle.h"
 #include "duplex_link.h"
 #include "error.h"
+#include "flag_checks.h"
 
 namespace course {
 
@@ -79,12 +80,16 @@ void add_sweep_flags(CLI::App& app, BenchSweep& sweep) {
   size_option("-b,--minbytes", sweep.min_bytes, "smallest size (bytes; K, M, G suffixes)");
   size_option("-e,--maxbytes", sweep.max_bytes, "largest size (bytes; K, M, G suffixes)");
   app.add_option("-f,--stepfactor", sweep.factor, "multiply the size by this each step")
+      ->check(number_in(1.01, 1024))
       ->capture_default_str();
   app.add_option("-n,--iters", sweep.iterations, "timed iterations per size")
+      ->check(count_in(1, 1000000))
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", sweep.warmup, "untimed iterations before them")
+      ->check(count_in(0, 1000000))
       ->capture_default_str();
   app.add_option("--rounds", sweep.rounds, "each row: the best of this many rounds")
+      ->check(count_in(1, 1000))
       ->capture_default_str();
   app.add_option_function<std::string>(
          "-o,--op", [&sweep](const std::string& name) { sweep.op = parse_reduce_op(name); },

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "error.h"
+#include "flag_checks.h"
 #include "handshake.h"
 #include "launcher.h"
 #include "socket.h"
@@ -172,11 +173,11 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   args.np = config.distributed ? config.default_np : 1;
   if (config.distributed) {
     app.add_option("--np", args.np, "number of ranks to launch when RANK is not set")
-        ->check(CLI::Range(1, 64));
+        ->check(count_in(1, 64));
   } else {
     // Accepted so that every driver takes the same flags; this lesson is one process.
     app.add_option("--np", args.np, "this lesson runs in one process: only 1 is allowed")
-        ->check(CLI::Range(1, 1));
+        ->check(count_in(1, 1));
   }
   if (!config.backends.empty()) {
     args.backend = config.backends.front();
@@ -188,7 +189,10 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    app.exit(e);                                     // CLI11's message, on stderr
+    print_verdict(config.name, "FAIL", std::string("usage: ") + e.what() + " (see --help)");
+    return kUsageExitCode;
   }
   if (config.distributed && !started_as_rank()) {
     try {

@@ -14,7 +14,9 @@
 // rank_main runs. One-process lessons (distributed = false) just run rank_main.
 //
 // The verdict is the last line: "lessonNN: PASS ..." (exit 0), "lessonNN: FAIL ..." (exit
-// 1), or "lessonNN: TODO lessons/NN_topic/file.cpp:LINE" (exit 2) when a stub threw
+// 1), "lessonNN: FAIL usage: ..." (exit 64, kUsageExitCode in flag_checks.h) when a flag
+// does not parse or is out of range, or "lessonNN: TODO lessons/NN_topic/file.cpp:LINE"
+// (exit 2) when a stub threw
 // NotImplementedError. Any other exception is a FAIL naming the rank and the error, except
 // a broken connection caused by another rank's TODO: that rank prints "lessonNN: stopped:
 // rank R reached a TODO (FILE:LINE)" (exit 2), so a first run shows nothing alarming.

@@ -107,8 +107,13 @@ void hello_send(Socket& sock, const Hello& hello, Millis timeout) {
     throw ProtocolError(sock.peer_name() + " answered our hello (" + hello.purpose +
                         ") with bytes that are not a course frame" + not_course);
   } catch (const PeerClosedError&) {
+    // Most often a course rank that failed or died at that moment (its own error says why);
+    // only a listener that never answers any hello is some other program.
     throw ProtocolError(sock.peer_name() + " closed the connection instead of answering our " +
-                        "hello (" + hello.purpose + ")" + not_course);
+                        "hello (" + hello.purpose +
+                        "): that rank probably exited or crashed (look for its own error above); "
+                        "if it keeps happening with every rank alive, the program listening "
+                        "there is not a course process (pick a free MASTER_PORT)");
   }
   if (answer == "ok") return;
   const std::string prefix = "refused: ";

@@ -20,19 +20,112 @@ bool is_collective_report(const std::string& verdict) {
   return verdict.find("collective monitor:") != std::string::npos;
 }
 
+std::vector<int> ranks_named_by_report(const std::string& verdict) {
+  std::set<int> named;
+  const size_t begin = verdict.find("collective monitor:");
+  if (begin == std::string::npos) return {};
+  const std::string text = verdict.substr(begin, verdict.find("The error here:", begin) - begin);
+  for (size_t at = text.find("rank"); at != std::string::npos; at = text.find("rank", at + 1)) {
+    if (at > 0 && std::isalpha(static_cast<unsigned char>(text[at - 1]))) continue;
+    size_t k = at + 4;
+    if (k < text.size() && text[k] == 's') ++k;  // "ranks 1, 3 are ..."
+    while (k < text.size() && text[k] == ' ') {
+      ++k;
+      size_t end = k;
+      int number = 0;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) &&
+             number < 1000000) {
+        number = number * 10 + (text[end++] - '0');
+      }
+      if (end == k) break;
+      named.insert(number);
+      k = end;
+      if (k + 1 < text.size() && text[k] == ',' && text[k + 1] == ' ') ++k;  // ", 3"
+    }
+  }
+  return {named.begin(), named.end()};
+}
+
+namespace {
+bool is_timeout(const std::string& verdict) {
+  return verdict.find("timed out") != std::string::npos;
+}
+
+/// A failure of the rank's own: an error that is neither a consequence nor a report about
+/// another rank, or a death by a signal.
+bool is_own(const RankObservation& r) {
+  return r.signal != 0 || (!is_collective_report(r.verdict) && !is_consequence(r.verdict));
+}
+
+/// The verdict with this rank's own number and process blanked: "FAIL rank 1 (pid 7 on a):
+/// x" and "FAIL rank 0 (pid 6 on a): x" read alike.
+std::string without_own_rank(const RankObservation& r) {
+  const std::string mine = "rank " + std::to_string(r.rank);
+  std::string out = r.verdict;
+  for (size_t at = out.find("(pid "); at != std::string::npos; at = out.find("(pid ", at + 1)) {
+    const size_t end = out.find(')', at);
+    if (end == std::string::npos) break;
+    out.erase(at, end + 1 - at);
+  }
+  for (size_t at = out.find(mine); at != std::string::npos; at = out.find(mine, at + 1)) {
+    const size_t end = at + mine.size();
+    if (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end]))) continue;
+    out.replace(at, mine.size(), "rank ?");
+  }
+  return out;
+}
+
+int earliest(const std::vector<RankObservation>& ranks, int a, int b) {
+  return a < 0 || ranks[b].order < ranks[a].order ? b : a;
+}
+
+/// The lowest rank that failed alike with `cause` (itself when none did).
+int lowest_alike(const std::vector<RankObservation>& ranks, int cause) {
+  if (cause < 0 || ranks[cause].verdict.empty()) return cause;
+  const std::string text = without_own_rank(ranks[cause]);
+  int best = cause;
+  for (int i = 0; i < static_cast<int>(ranks.size()); ++i) {
+    if (ranks[i].failed && ranks[i].rank < ranks[best].rank && without_own_rank(ranks[i]) == text) {
+      best = i;
+    }
+  }
+  return best;
+}
+}  // namespace
+
 int pick_cause(const std::vector<RankObservation>& ranks) {
-  int report = -1, own = -1, any = -1;
+  int first = -1, blamed = -1, report = -1, own = -1;
+  std::set<int> named;  // the ranks some report is about
+  for (const RankObservation& r : ranks) {
+    if (!r.failed || !is_collective_report(r.verdict)) continue;
+    for (int n : ranks_named_by_report(r.verdict)) {
+      if (n != r.rank) named.insert(n);
+    }
+  }
   for (int i = 0; i < static_cast<int>(ranks.size()); ++i) {
     const RankObservation& r = ranks[i];
     if (!r.failed) continue;
-    if (any < 0 || r.order < ranks[any].order) any = i;
-    if (is_collective_report(r.verdict) && (report < 0 || r.order < ranks[report].order)) {
-      report = i;
-    } else if (!is_consequence(r.verdict) && (own < 0 || r.order < ranks[own].order)) {
-      own = i;
+    first = earliest(ranks, first, i);
+    if (is_collective_report(r.verdict)) {
+      report = earliest(ranks, report, i);
+    } else if (is_own(r)) {
+      own = earliest(ranks, own, i);
+      if (named.count(r.rank) != 0) blamed = earliest(ranks, blamed, i);
     }
   }
-  return report >= 0 ? report : own >= 0 ? own : any;
+  if (first < 0) return -1;
+  const RankObservation& f = ranks[first];
+  int cause;
+  if (!f.verdict.empty() && is_own(f) && !is_timeout(f.verdict)) {
+    cause = first;  // 1.
+  } else if (blamed >= 0) {
+    cause = blamed;  // 2.
+  } else if (report >= 0) {
+    cause = report;  // 3.
+  } else {
+    cause = own >= 0 ? own : first;  // 4.
+  }
+  return lowest_alike(ranks, cause);  // 5.
 }
 
 namespace {

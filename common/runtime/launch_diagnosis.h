@@ -4,11 +4,19 @@
 // connection to it closes or is reset, or they time out waiting for it. The verdict has to
 // quote the cause, not a consequence (torchrun's "first failure"):
 //
-//   1. a collective monitor's report (collective_monitor.h: "collective monitor: ...
-//      rank 2 has not reached it") beats everything: it names the cause itself;
-//   2. a rank's own error (a mismatch, a protocol error, a timeout) beats a consequence
+//   1. the first failure in time, when it is a clear error of the rank's own (not a
+//      timeout, not a consequence, not a report about another rank): rank 0 failing first
+//      with "cannot open --init ..." is the cause, whatever the others say after it;
+//   2. a rank's own error or its death by a signal beats another rank's report that names
+//      it ("the store did not answer ... rank 0, which hosts it, is likely ... dead" is
+//      about rank 0, which said why, or was killed by signal 9);
+//   3. a collective monitor's report (collective_monitor.h: "collective monitor: ...
+//      rank 2 has not reached it") beats other errors: it names the cause itself;
+//   4. a rank's own error (a mismatch, a protocol error, a timeout) beats a consequence
 //      ("the peer closed the connection", "connection reset");
-//   3. among those, the earliest in time wins.
+//   5. among those, the earliest in time wins; and when the ranks failed alike (the same
+//      verdict but for their own rank number, as a missed accuracy target), the lowest
+//      rank of them is named.
 //
 // A rank that freezes (stopped by SIGSTOP or a debugger, or spinning) never prints
 // anything; its peers time out waiting for it, naming it in their message ("... from rank
@@ -33,6 +41,7 @@ struct RankObservation {
   uint64_t order = 0;             ///< when it ended (or printed its verdict): smaller is earlier
   std::string verdict;            ///< its last verdict line, or ""
   std::string how;                ///< "exited with code 1", "was killed by signal 9 (SIGKILL)"
+  int signal = 0;                 ///< the signal that ended it on its own, or 0
 };
 
 /// True when a verdict describes a consequence of another rank's failure (its connection
@@ -41,6 +50,10 @@ bool is_consequence(const std::string& verdict);
 
 /// True when a verdict carries a collective monitor's diagnosis (collective_monitor.h).
 bool is_collective_report(const std::string& verdict);
+
+/// The ranks a collective monitor's report names (before its "The error here:"), sorted:
+/// "... rank 2 is frozen or dead ..." -> {2}; "... ranks 1, 3 are ..." -> {1, 3}.
+std::vector<int> ranks_named_by_report(const std::string& verdict);
 
 /// The index (into `ranks`) of the failure to report, or -1 when none failed.
 int pick_cause(const std::vector<RankObservation>& ranks);

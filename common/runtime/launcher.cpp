@@ -311,6 +311,7 @@ LaunchResult finish(std::vector<Child>& children, ChildGroup& group, int interru
     o.ended_on_its_own = !c.exit.stopped_by_launcher;
     o.failed = o.ended_on_its_own && (c.exit.signal != 0 || c.exit.exit_code != 0);
     o.stopped = c.exit.frozen;
+    o.signal = o.failed ? c.exit.signal : 0;
     // The verdict's arrival when there is one, else the exit: both are in launch order.
     o.order = c.out.verdict_seq != 0 ? c.out.verdict_seq : (1ull << 40) + c.exit_seq;
     o.verdict = c.out.last_verdict;

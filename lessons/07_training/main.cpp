@@ -28,6 +28,7 @@
 #include "checkpoint.h"
 #include "data_loader.h"
 #include "driver.h"
+#include "flag_checks.h"
 #include "mnist.h"
 #include "optimizer.h"
 #include "sequential.h"
@@ -195,18 +196,20 @@ int main(int argc, char** argv) {
         app.add_option("--data", o.data, "directory with the MNIST-format IDX files")
             ->capture_default_str();
         app.add_option("--epochs", o.epochs, "passes over the training set")
-            ->check(CLI::Range(1, 1000))
+            ->check(course::count_in(1, 1000))
             ->capture_default_str();
         app.add_option("--batch-size", o.batch_size, "examples per step")
-            ->check(CLI::Range(1, 60000))
+            ->check(course::count_in(1, 60000))
             ->capture_default_str();
         course::add_optimizer_flags(app, o.training);
         course::add_device_flag(app, o.training.device);
         app.add_option("--hidden", o.hidden, "hidden layer sizes, e.g. --hidden 512 512")
+            ->check(course::count_in(1, 65536))
             ->expected(1, 16);
         app.add_option("--seed", o.seed, "seed for initialisation and shuffling")
             ->capture_default_str();
-        app.add_option("--limit", o.limit, "train on the first N examples only (0: all)");
+        app.add_option("--limit", o.limit, "train on the first N examples only (0: all)")
+            ->check(course::count_in(0, INT64_MAX));
         app.add_option("--checkpoint", o.checkpoint,
                        "keep the final checkpoint at this path (default: a temporary file)");
       },

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "error.h"
+#include "flag_checks.h"
 
 namespace course {
 
@@ -18,9 +19,14 @@ void add_optimizer_flags(CLI::App& app, TrainingOptions& o) {
   app.add_option("--optimizer", o.optimizer, "sgd (momentum) or adam")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate (default 0.05 for sgd, 1e-3 for adam)");
-  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate (default 0.05 for sgd, 1e-3 for adam)")
+      ->check(positive_number());
+  app.add_option("--momentum", o.momentum, "SGD momentum")
+      ->check(number_in(0, 1))
+      ->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")
+      ->check(number_in(0, 1))
+      ->capture_default_str();
 }
 
 Device select_device(const std::string& device, int local_rank) {

@@ -6,12 +6,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "bench_table.h"
 #include "checkpoint.h"
 #include "clock.h"
 #include "distributed_sampler.h"
 #include "error.h"
+#include "flag_agreement.h"
+#include "flag_checks.h"
 #include "ops.h"
 #include "tensor_ops.h"
 
@@ -35,23 +38,27 @@ void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
   app.add_option("--data", o.data, "directory with the MNIST-format IDX files")
       ->capture_default_str();
   app.add_option("--epochs", o.epochs, "passes over the training set")
-      ->check(CLI::Range(1, 1000))
+      ->check(count_in(1, 1000))
       ->capture_default_str();
   app.add_option("--batch-size", o.batch_size, "examples per step on each rank")
-      ->check(CLI::Range(1, 60000))
+      ->check(count_in(1, 60000))
       ->capture_default_str();
   add_optimizer_flags(app, o);
   add_device_flag(app, o.device);
   app.add_option("--hidden", o.hidden, "hidden layer sizes, e.g. --hidden 512 512")
+      ->check(count_in(1, 65536))
       ->expected(1, 16);
   app.add_option("--seed", o.seed, "seed for initialisation (plus the rank) and shuffling")
       ->capture_default_str();
-  app.add_option("--limit", o.limit, "train on the first N examples only (0: all)");
+  app.add_option("--limit", o.limit, "train on the first N examples only (0: all)")
+      ->check(count_in(0, INT64_MAX));
   app.add_option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
   app.add_option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here");
   app.add_flag(
       "--no-shuffle", [&o](int64_t) { o.shuffle = false; },
       "visit the examples in file order every epoch");
+  app.add_flag("--detect-anomaly", o.detect_anomaly,
+               "stop at the first NaN or infinite gradient, naming the parameter (slower)");
 }
 
 DdpData load_ddp_data(const DdpTrainingOptions& o) {
@@ -94,6 +101,54 @@ StepResult ddp_train_step(Module& model, Optimizer& optimizer, GradientSync& syn
     times->compute = seconds_since(start) - sync_seconds;
   }
   return result;
+}
+
+std::map<std::string, std::string> ddp_training_flag_values(const DdpTrainingOptions& o) {
+  auto number = [](double x) {
+    std::ostringstream s;
+    s.precision(7);  // a float's digits: --lr 0.1 reads 0.1
+    s << x;
+    return s.str();
+  };
+  std::string hidden;
+  for (int64_t h : o.hidden) hidden += (hidden.empty() ? "" : " ") + std::to_string(h);
+  return {{"--epochs", std::to_string(o.epochs)},
+          {"--batch-size", std::to_string(o.batch_size)},
+          {"--optimizer", o.optimizer},
+          {"--lr", o.lr > 0 ? number(o.lr) : "(default)"},
+          {"--momentum", number(o.momentum)},
+          {"--weight-decay", number(o.weight_decay)},
+          {"--device", o.device},
+          {"--hidden", hidden},
+          {"--seed", std::to_string(o.seed)},
+          {"--limit", std::to_string(o.limit)},
+          {"--no-shuffle", o.shuffle ? "off" : "on"},
+          {"--detect-anomaly", o.detect_anomaly ? "on" : "off"}};
+}
+
+void check_finite_step(const Module& model, float loss, bool detect_anomaly, int rank, int epoch,
+                       int64_t step) {
+  const std::string where = " at step " + std::to_string(step) + " (epoch " +
+                            std::to_string(epoch + 1) + ") on rank " + std::to_string(rank);
+  const std::string advice =
+      ": training stopped at the first non-finite value. Lower --lr, check the data and "
+      "--init";
+  if (!std::isfinite(loss)) {
+    throw Error("the loss is " + std::string(std::isnan(loss) ? "nan" : "inf") + where + advice +
+                (detect_anomaly ? "" : "; --detect-anomaly names the first non-finite gradient"));
+  }
+  if (!detect_anomaly) return;
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor g = p.grad();
+    if (!g.defined()) continue;
+    const std::vector<float> v = g.to_vector();
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (!std::isfinite(v[k])) {
+        throw Error("the gradient of '" + name + "' holds " + (std::isnan(v[k]) ? "nan" : "inf") +
+                    " at element " + std::to_string(k) + where + advice);
+      }
+    }
+  }
 }
 
 Batch global_batch(const Dataset& data, int world, int64_t batch_per_rank, bool shuffle,
@@ -182,6 +237,7 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
                          const SyncFactory& make_sync, std::ostream& out) {
   const int world = pg.size(), rank = pg.rank();
   const bool talk = rank == 0 && !o.quiet;
+  check_same_flags(ddp_training_flag_values(o), pg);
   const Device device = select_device(o.device, o.local_rank);
   const DdpData data = load_ddp_data(o);
   if (talk) {
@@ -219,6 +275,7 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   DataLoader train_loader(data.train, o.batch_size, sampler, false, device);
   double best_accuracy = 0, samples_per_second = 0;
   int best_epoch = 0;
+  int64_t global_step = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
     sampler->set_epoch(epoch);
     train_loader.start_epoch(epoch);
@@ -228,6 +285,7 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
     while (std::optional<Batch> batch = train_loader.next()) {
       DdpStepTimes times;
       const StepResult r = ddp_train_step(*model, *optimizer, *sync, *batch, &times);
+      check_finite_step(*model, r.loss, o.detect_anomaly, rank, epoch, global_step++);
       const int64_t b = batch->targets.numel();
       loss_sum += static_cast<double>(r.loss) * b;
       correct += r.correct;

@@ -12,7 +12,8 @@
 // Every rank runs this, with its own model, optimizer and data loader; ranks exchange only
 // gradients (inside GradientSync) and, around the training, a few checks:
 //
-//   rank r:  load data (the whole set; a DistributedSampler picks rank r's share)
+//   rank r:  the same flags on every rank (check_same_flags: ConfigError naming the flag)
+//            load data (the whole set; a DistributedSampler picks rank r's share)
 //            model = make_mlp(seed + r)      ranks start different on purpose
 //            rank 0 only: --init PATH        load the starting state dict
 //            sync = make_sync(model, pg)     checks shapes, broadcasts rank 0's state
@@ -21,6 +22,8 @@
 //                zero_grad; forward; loss; sync.prepare_for_backward(); backward;
 //                sync.finish_backward()      every grad() is now the mean over ranks
 //                optimizer.step()            the same update on every rank
+//            a NaN or infinite loss (--detect-anomaly: gradient) stops the run, naming
+//            the step, the rank and the parameter (check_finite_step)
 //            rank 0: test accuracy; prints one line per epoch
 //            identical parameters on every rank (rank 0's broadcast, compared bit for bit)
 //            --checkpoint PATH: barrier, then rank 0 saves (atomically)
@@ -38,6 +41,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -74,7 +78,8 @@ struct DdpTrainingOptions : TrainingOptions {  ///< --device and the optimizer f
   std::string init;        ///< safetensors state dict rank 0 starts from ("" : random)
   std::string checkpoint;  ///< where rank 0 writes the final state dict ("" : nowhere)
   bool shuffle = true;
-  bool quiet = false;  ///< no progress lines, only the verdict (tests)
+  bool quiet = false;           ///< no progress lines, only the verdict (tests)
+  bool detect_anomaly = false;  ///< --detect-anomaly: stop at the first non-finite gradient
 };
 
 constexpr int kEquivalenceSteps = 3;
@@ -121,6 +126,18 @@ struct DdpStepTimes {
 /// finish_backward, optimizer.step(). `times` (optional) receives the split.
 StepResult ddp_train_step(Module& model, Optimizer& optimizer, GradientSync& sync,
                           const Batch& batch, DdpStepTimes* times = nullptr);
+
+/// The flags every rank must agree on (check_same_flags, flag_agreement.h): "--lr" -> "0.05",
+/// "--hidden" -> "512 512", ... (not --data, a path that may differ between machines).
+std::map<std::string, std::string> ddp_training_flag_values(const DdpTrainingOptions& o);
+
+/// Stops training at the first non-finite value, as torch.autograd.detect_anomaly helps to:
+/// throws Error "the loss is nan at step 12 (epoch 2) on rank 1 ..." when `loss` is NaN or
+/// infinite, and, with `detect_anomaly`, "the gradient of '0.weight' holds inf at element
+/// 5 at step 12 (epoch 2) on rank 1 ..." for the first parameter (in named_parameters()
+/// order) whose gradient is. Call it after each step; `step` counts from 0 over the run.
+void check_finite_step(const Module& model, float loss, bool detect_anomaly, int rank, int epoch,
+                       int64_t step);
 
 /// The examples of step `step` of epoch `epoch` across all ranks: the union of every rank's
 /// batch, in rank order (what one process with batch N*B trains on at that step).

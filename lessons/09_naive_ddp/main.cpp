@@ -19,6 +19,7 @@
 #include "ddp_compare.h"
 #include "ddp_training.h"
 #include "driver.h"
+#include "flag_checks.h"
 #include "full_mesh.h"
 #include "handshake.h"
 #include "naive_ddp.h"
@@ -79,10 +80,10 @@ int main(int argc, char** argv) {
                  "one process vs DataParallel (lesson 08) vs naive DDP on every backend");
     app.add_option("--global-batch", g_compare_options.global_batch,
                    "--compare: examples per step over all ranks (divisible by --np)")
-        ->check(CLI::Range(1, 60000))
+        ->check(course::count_in(1, 60000))
         ->capture_default_str();
     app.add_option("--steps", g_compare_options.steps, "--compare: timed steps per row")
-        ->check(CLI::Range(1, 100000))
+        ->check(course::count_in(1, 100000))
         ->capture_default_str();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);

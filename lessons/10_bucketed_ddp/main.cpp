@@ -27,6 +27,7 @@
 #include "ddp_training.h"
 #include "distributed_data_parallel.h"
 #include "driver.h"
+#include "flag_checks.h"
 #include "full_mesh.h"
 #include "handshake.h"
 #include "ops.h"
@@ -200,27 +201,29 @@ int main(int argc, char** argv) {
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g.training);
     app.add_option("--bucket-cap-mb", g.bucket_cap_mb, "bucket size limit (0: one per parameter)")
-        ->check(CLI::NonNegativeNumber)
+        ->check(course::number_in(0, 4096))
         ->capture_default_str();
     app.add_option("--first-bucket-mb", g.first_bucket_mb, "the first bucket's limit")
-        ->check(CLI::NonNegativeNumber)
+        ->check(course::number_in(0, 4096))
         ->capture_default_str();
     app.add_flag("--find-unused", g.find_unused,
                  "find_unused_parameters: all-reduce a map of the parameters each rank used");
     app.add_flag("--gradient-as-bucket-view", g.as_view, "gradients become views into buckets");
     app.add_option("--grad-accum", g.grad_accum,
                    "after training, check K micro-batches with no_sync against one step")
-        ->check(CLI::Range(1, 64))
+        ->check(course::count_in(1, 64))
         ->capture_default_str();
     app.add_option(
         "--trace", g.trace,
         "after training, record a few steps as Chrome trace JSON (and an SVG beside it)");
     app.add_option("--trace-steps", g.trace_steps, "steps to record with --trace")
-        ->check(CLI::Range(1, 50))
+        ->check(course::count_in(1, 50))
         ->capture_default_str();
     app.add_option("--bench-batch", g.bench.batch_size, "--bench: examples per rank per step")
+        ->check(course::count_in(1, 60000))
         ->capture_default_str();
     app.add_option("--bench-steps", g.bench.steps, "--bench: timed steps per row")
+        ->check(course::count_in(1, 100000))
         ->capture_default_str();
     app.add_option("--csv", g.bench.csv_path, "--bench: CSV file")->capture_default_str();
     app.add_option("--svg", g.bench.svg_path, "--bench: plot of step time against bucket cap")

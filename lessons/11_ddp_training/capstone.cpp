@@ -18,7 +18,10 @@
 #include "distributed_eval.h"
 #include "distributed_sampler.h"
 #include "error.h"
+#include "flag_agreement.h"
+#include "flag_checks.h"
 #include "reducer.h"
+#include "run_dir_lock.h"
 #include "sync_batch_norm.h"
 #include "tensor_ops.h"
 #include "training_checkpoint.h"
@@ -74,11 +77,13 @@ void add_capstone_flags(CLI::App& app, CapstoneOptions& o) {
                  "rank 0 writes epoch-NNNN.safetensors here (default RUN_DIR/checkpoints)");
   app.add_flag("--resume", o.resume, "continue from the newest checkpoint in --checkpoint-dir");
   app.add_option("--crash-at-step", o.crash_step,
-                 "fault injection: rank --crash-rank kills itself (SIGKILL) before this step");
+                 "fault injection: rank --crash-rank kills itself (SIGKILL) before this step")
+      ->check(count_in(-1, INT64_MAX));
   app.add_option("--target", o.target, "final test accuracy the verdict requires (0..1)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in(0, 1))
       ->capture_default_str();
   app.add_option("--crash-rank", o.crash_rank, "the rank --crash-at-step kills")
+      ->check(count_in(0, 63))
       ->capture_default_str();
 }
 
@@ -211,6 +216,13 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   const DdpTrainingOptions& t = o.train;
   const Device device = select_device(t.device, t.local_rank);
 
+  // The same flags on every rank, and this run alone in its run directory.
+  std::map<std::string, std::string> flags = ddp_training_flag_values(t);
+  flags["--sync-bn"] = o.sync_bn ? "on" : "off";
+  flags["--target"] = format_fixed(o.target, 6);
+  check_same_flags(flags, pg);
+  const RunDirLock lock = lock_run_dir(o.run_dir, pg);
+
   // 0. SyncBatchNorm against BatchNorm1d, before anything is loaded.
   const double bn_difference = check_sync_batch_norm(bn_group);
   if (talk) {
@@ -250,8 +262,9 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
             resume_from_latest(o.checkpoints(), *model, *optimizer, config, pg, out)) {
       start_epoch = r->epoch;
       result.resumed_from = r->epoch;
-      if (rank == 0) {
-        result.history = history_from_string(load_safetensors(r->path).metadata.at("history"));
+      const auto history = r->metadata.find("history");
+      if (rank == 0 && history != r->metadata.end()) {
+        result.history = history_from_string(history->second);
       }
     } else if (talk) {
       out << "resume: no checkpoint in " << o.checkpoints() << ", starting fresh" << std::endl;
@@ -275,6 +288,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
     while (std::optional<Batch> batch = loader.next()) {
       if (global_step == o.crash_step && rank == o.crash_rank) std::raise(SIGKILL);
       const StepResult r = ddp_train_step(*model, *optimizer, ddp, *batch);
+      check_finite_step(*model, r.loss, t.detect_anomaly, rank, epoch, global_step);
       loss_sum += static_cast<double>(r.loss) * batch->targets.numel();
       correct += r.correct;
       samples += batch->targets.numel();
@@ -319,6 +333,11 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   const std::string differs = check_identical_across_ranks(*model, pg);
   for (const auto& [name, tensor] : model->state_dict()) {
     result.final_state.emplace_back(name, tensor.clone());
+  }
+  if (rank == 0 && !t.checkpoint.empty()) {  // --checkpoint: the final weights, as lesson 09
+    save_checkpoint(t.checkpoint, *model, nullptr);
+    if (talk)
+      out << "checkpoint: rank 0 wrote the final state dict to " << t.checkpoint << std::endl;
   }
   const double accuracy = result.history.empty() ? 0 : result.history.back().test_accuracy;
   if (rank == 0 && !result.history.empty()) {

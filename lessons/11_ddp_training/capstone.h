@@ -5,6 +5,8 @@
 //   CapstoneResult r = run_capstone(o, *pg, *bn_pg, std::cout);   // on every rank
 //
 // What every rank does (torch's line in brackets):
+//   0. start    the same flags on every rank (check_same_flags: a ConfigError naming the
+//               flag), and rank 0 locks --run-dir for the run (run_dir_lock.h)
 //   1. data     rank 0 prepares the standardised data set once and writes it atomically
 //               to a cache file; every rank waits at a barrier, then reads it
 //               [if rank == 0: prepare(); dist.barrier(); dataset = load()]
@@ -16,11 +18,13 @@
 //   4. resume   --resume: rank 0 loads the newest checkpoint, checks the configuration,
 //               broadcasts it (training_checkpoint.h) [torch.load(map_location=...)]
 //   5. epochs   sampler.set_epoch(e); lesson 09's ddp_train_step per batch (drop_last:
-//               BatchNorm needs more than one row); without --sync-bn, rank 0's running
+//               BatchNorm needs more than one row), stopping at the first non-finite
+//               loss (--detect-anomaly: gradient); without --sync-bn, rank 0's running
 //               statistics are broadcast after each epoch (torch's broadcast_buffers)
 //   6. evaluate evaluate_distributed on the validation share of each rank (exact)
 //   7. save     rank 0 writes epoch-NNNN.safetensors; every rank waits at a barrier
-//   8. curves   rank 0 writes <run-dir>/curves.csv and curves.svg
+//   8. curves   rank 0 writes <run-dir>/curves.csv and curves.svg; with --checkpoint
+//               PATH, the final state dict too (weights only, as lessons 09 and 10)
 // Only rank 0 prints (a line per epoch, and a progress bar when stdout is a terminal).
 //
 // The verdict: PASS when (1) SyncBatchNorm over the ranks matches BatchNorm1d on all their

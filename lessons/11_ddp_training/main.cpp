@@ -20,6 +20,7 @@
 #include "capstone_bench.h"
 #include "driver.h"
 #include "error.h"
+#include "flag_checks.h"
 #include "full_mesh.h"
 #include "handshake.h"
 #include "process_group_factory.h"
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
       [](CLI::App& app) {
         course::add_capstone_flags(app, g_options);
         app.add_option("--bench-steps", g_bench.steps, "timed steps per phase of --bench")
+            ->check(course::count_in(1, 100000))
             ->capture_default_str();
       },
       run_rank);

@@ -1,7 +1,10 @@
 // training_checkpoint.cpp: lesson 11, checkpoints for exact resume (given; see the header).
 #include "training_checkpoint.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -47,10 +50,28 @@ std::string checkpoint_path(const std::string& dir, int epoch) {
   return (std::filesystem::path(dir) / name).string();
 }
 
+std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return removed;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t at = name.rfind(".tmp.");
+    if (name.rfind("epoch-", 0) != 0 || at == std::string::npos) continue;
+    const std::string pid = name.substr(at + 5);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    // Its writer is gone when no process has that pid (kill(pid, 0) fails with ESRCH).
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
+    if (std::filesystem::remove(entry.path(), ec)) removed.push_back(entry.path().string());
+  }
+  return removed;
+}
+
 std::string save_training_checkpoint(const std::string& dir, int epoch, const Module& model,
                                      const Optimizer& optimizer, const RunConfig& config,
                                      const std::map<std::string, std::string>& extra) {
   std::filesystem::create_directories(dir);
+  remove_stale_temporaries(dir);
   std::map<std::string, std::string> meta = extra;
   for (const auto& [k, v] : config) meta[kConfigPrefix + k] = v;
   meta["epoch"] = std::to_string(epoch);
@@ -124,20 +145,30 @@ void broadcast_named_tensors(NamedTensors& tensors, std::map<std::string, std::s
 std::optional<ResumeState> resume_from_latest(const std::string& dir, Module& model,
                                               Optimizer& optimizer, const RunConfig& config,
                                               ProcessGroup& pg, std::ostream& log) {
-  // Rank 0 decides: status 0 = nothing to resume, 1 = loaded, 2 = refused.
+  // Rank 0 decides: status 0 = nothing to resume, 1 = loaded, 2 = refused (another
+  // configuration), 3 = refused (checkpoints there, none of them sound).
   std::vector<float> status{0};
   NamedTensors tensors;
   std::map<std::string, std::string> meta;
   std::string refused, chosen;
   if (pg.rank() == 0) {
+    for (const std::string& path : remove_stale_temporaries(dir)) {
+      log << "resume: removed " << path << ", left by a writer that died mid-write" << std::endl;
+    }
     for (const auto& [epoch, path] : list_checkpoints(dir)) {
       try {
         SafetensorsFile file = load_safetensors(path);
+        const std::string problem = checkpoint_problem(file);
+        if (!problem.empty()) throw ConfigError(problem);
+        metadata_int(file.metadata, "epoch", path);
+        metadata_int(file.metadata, "optimizer_steps", path);
         tensors = std::move(file.tensors);
         meta = std::move(file.metadata);
       } catch (const Error& e) {
-        log << "resume: skipping " << path << ", it does not load (" << e.what() << ")"
-            << std::endl;
+        std::string reason = e.detail();  // without "rank 0 (pid ...)", and the path once
+        if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
+        log << "resume: skipping " << path << ": " << reason << std::endl;
+        refused += "  " + path + ": " + reason + "\n";
         continue;
       }
       chosen = path;
@@ -149,9 +180,19 @@ std::optional<ResumeState> resume_from_latest(const std::string& dir, Module& mo
       status[0] = refused.empty() ? 1.0f : 2.0f;
       break;
     }
+    if (status[0] == 0 && !refused.empty()) status[0] = 3;
   }
   pg.broadcast(status, 0);
   if (status[0] == 0) return std::nullopt;
+  if (status[0] == 3) {
+    if (pg.rank() == 0) {
+      throw ConfigError("rank 0: --resume found no sound checkpoint in " + dir + ":\n" + refused +
+                        "it will not start fresh over them: move them away (or pass another "
+                        "--checkpoint-dir) to start a fresh run");
+    }
+    throw ConfigError("rank " + std::to_string(pg.rank()) +
+                      ": rank 0 found no sound checkpoint to resume from (see rank 0's message)");
+  }
   if (status[0] == 2) {
     if (pg.rank() == 0) {
       throw ConfigError("rank 0: --resume refuses " + chosen +
@@ -169,10 +210,11 @@ std::optional<ResumeState> resume_from_latest(const std::string& dir, Module& mo
   for (const auto& [name, t] : tensors) {
     if (name.rfind(prefix, 0) == 0) state.emplace_back(name.substr(prefix.size()), t);
   }
-  optimizer.load_state(state, std::stoll(meta.at("optimizer_steps")));
+  optimizer.load_state(state, metadata_int(meta, "optimizer_steps", chosen));
   ResumeState r;
-  r.epoch = std::stoi(meta.at("epoch"));
+  r.epoch = static_cast<int>(metadata_int(meta, "epoch", chosen));
   r.path = chosen;
+  r.metadata = meta;
   if (pg.rank() == 0)
     log << "resume: loaded " << chosen << " (" << r.epoch << " epoch(s) done)" << std::endl;
   return r;

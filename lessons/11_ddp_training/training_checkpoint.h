@@ -18,11 +18,15 @@
 // from (seed, e) alone, and nothing else in the step draws random numbers, so epoch and
 // seed are the whole RNG state.
 //
-// RESUME: rank 0 lists the directory, newest epoch first, ignores temporary files
-// ("*.tmp.<pid>", what a crash mid-write leaves), skips a file that does not parse (saying
-// so), compares the file's configuration with this run's (ConfigError naming every field
-// that differs), and broadcasts the tensors to every rank, which load them. A run on
-// several machines needs the directory on rank 0's machine only.
+// RESUME: rank 0 removes the temporary files of writers that died ("*.tmp.<pid>" whose pid
+// is gone, what a crash mid-write leaves), lists the directory, newest epoch first, skips
+// a file that is not sound (saying which and why: it does not parse, a tensor does not
+// match its checksum, a metadata entry is missing or not a number; checkpoint.h), and
+// falls back to the next older one. When files are there but none is sound, --resume
+// refuses (ConfigError naming each file and its fault) rather than start fresh over them.
+// It compares the chosen file's configuration with this run's (ConfigError naming every
+// field that differs), and broadcasts the tensors to every rank, which load them. A run
+// on several machines needs the directory on rank 0's machine only.
 //
 // What this is not: sharded checkpoints (each rank writing its part: FSDP's job).
 #pragma once
@@ -62,13 +66,18 @@ std::vector<std::pair<int, std::string>> list_checkpoints(const std::string& dir
 struct ResumeState {
   int epoch = 0;     ///< completed epochs: training continues at this epoch index
   std::string path;  ///< the file rank 0 loaded
+  std::map<std::string, std::string> metadata;  ///< its metadata (every rank)
 };
+
+/// Removes "epoch-*.tmp.<pid>" files in `dir` whose writer (pid) no longer runs; returns
+/// their paths.
+std::vector<std::string> remove_stale_temporaries(const std::string& dir);
 
 /// Collective. Rank 0 picks the newest loadable checkpoint in `dir` (see RESUME above);
 /// every rank loads what rank 0 broadcasts. Returns nothing when `dir` holds none (a fresh
 /// start). Throws ConfigError on every rank when rank 0 refuses the file (the message says
-/// what differs on rank 0, and points the other ranks to rank 0's message). `log` gets
-/// rank 0's notes.
+/// what differs on rank 0, and points the other ranks to rank 0's message) or finds files
+/// but none sound. `log` gets rank 0's notes.
 std::optional<ResumeState> resume_from_latest(const std::string& dir, Module& model,
                                               Optimizer& optimizer, const RunConfig& config,
                                               ProcessGroup& pg, std::ostream& log);

@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <utility>
 
 #include "error.h"
@@ -26,6 +29,38 @@ void* map_fd(int fd, size_t bytes, const std::string& name) {
   return p;
 }
 
+std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+/// Backs every page of the segment now, so that a full /dev/shm is this error and never a
+/// SIGBUS at the first write into a page that tmpfs cannot supply.
+void reserve(int fd, size_t bytes, const std::string& name) {
+  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));  // returns the error
+  while (err == EINTR) err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (err == 0 || err == EOPNOTSUPP || err == EINVAL) return;  // no fallocate here: as before
+  ::close(fd);
+  if (err == ENOSPC || err == EFBIG) {
+    struct statvfs fs {};
+    const std::string free_space =
+        ::statvfs("/dev/shm", &fs) == 0
+            ? mib(static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize)) +
+                  " free of " +
+                  mib(static_cast<double>(fs.f_blocks) * static_cast<double>(fs.f_frsize))
+            : std::string("unknown space free");
+    throw ConfigError("/dev/shm has too little space for shared-memory segment " + name +
+                      ": it needs " + std::to_string(bytes) + " bytes (" +
+                      mib(static_cast<double>(bytes)) + "), and /dev/shm has " + free_space +
+                      ". Free some (df -h /dev/shm; remove stale files there), give the "
+                      "container more (docker run --shm-size=1g), or pass --transport tcp");
+  }
+  errno = err;
+  throw_system_error("posix_fallocate of shared-memory segment " + name + " (" +
+                     std::to_string(bytes) + " bytes)");
+}
+
 }  // namespace
 
 ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
@@ -42,6 +77,7 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
         "ftruncate of shared-memory segment " + name + " to " + std::to_string(bytes) + " bytes",
         "is /dev/shm full? (df -h /dev/shm)");
   }
+  reserve(fd, bytes, name);  // closes fd when it throws; the destructor unlinks the name
   segment.data_ = map_fd(fd, bytes, name);
   segment.size_ = bytes;
   return segment;

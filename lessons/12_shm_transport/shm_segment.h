@@ -24,8 +24,10 @@ namespace course {
 class ShmSegment {
  public:
   ShmSegment() = default;
-  /// Creates `name` (it must not exist), sizes it to `bytes` (zero-filled) and maps it.
-  /// Throws SystemError naming the segment (e.g. /dev/shm full, with what to do).
+  /// Creates `name` (it must not exist), sizes it to `bytes` (zero-filled), backs every
+  /// page (posix_fallocate: a full /dev/shm fails here, never as a SIGBUS on first touch)
+  /// and maps it. Throws ConfigError when /dev/shm has too little room (saying how much was
+  /// needed, how much is free, and what to do), SystemError for other failures.
   static ShmSegment create(const std::string& name, size_t bytes);
   /// Opens and maps `name`, made by another process; its size must be `bytes`.
   /// Throws SystemError when it is missing, ProtocolError when its size differs.

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 namespace course {
 namespace {
 
@@ -36,6 +38,81 @@ TEST(LaunchDiagnosis, WithoutAReportARanksOwnErrorBeatsAConsequence) {
       failed(1, 2, "lesson05: FAIL rank 1: timed out after 20 s waiting for 16 bytes from rank 2"),
   };
   EXPECT_EQ(pick_cause(ranks), 1);
+}
+
+RankObservation killed(int rank, uint64_t order, int signal) {
+  RankObservation r = failed(rank, order, "");
+  r.signal = signal;
+  return r;
+}
+
+const char* const kStoreGone =
+    "lesson11: FAIL rank %d: collective monitor: collective 3 (broadcast) of group "
+    "tcp/lesson11 failed here, and the store did not answer (connection closed by "
+    "127.0.0.1:4000): rank 0, which hosts it, is likely stopped, stuck or dead. The error "
+    "here: connection closed by rank 0 after 0 of 8 bytes";
+
+std::string store_gone(int rank) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), kStoreGone, rank);
+  return buf;
+}
+
+TEST(LaunchDiagnosis, ReadsTheRanksAReportNames) {
+  EXPECT_EQ(ranks_named_by_report(store_gone(2)), std::vector<int>{0});
+  EXPECT_EQ(ranks_named_by_report(
+                "lesson05: FAIL rank 3: collective monitor: collective 9 (all_reduce) of group "
+                "tcp/pg failed here; ranks 1, 12 are frozen or dead: no answer; rank 2 had "
+                "passed it. The error here: connection closed by rank 7"),
+            (std::vector<int>{1, 2, 12}));
+  EXPECT_TRUE(ranks_named_by_report("lesson05: FAIL rank 3: timed out from rank 2").empty());
+}
+
+// Rank 0 fails first with a clear error (a missing --init file); the store it hosted goes
+// with it, and the others' monitors report that the store did not answer.
+TEST(LaunchDiagnosis, RankZerosOwnErrorBeatsTheReportsAboutIt) {
+  const std::vector<RankObservation> ranks = {
+      failed(0, 3, "lesson11: FAIL rank 0: cannot open /nonexistent.safetensors"),
+      failed(1, 1, store_gone(1)),
+      failed(2, 2, store_gone(2)),
+  };
+  EXPECT_EQ(pick_cause(ranks), 0);
+}
+
+TEST(LaunchDiagnosis, RankZeroFailingFirstWithAClearErrorIsTheCause) {
+  const std::vector<RankObservation> ranks = {
+      failed(0, 1, "lesson11: FAIL rank 0: --data /nonexistent: no such directory"),
+      failed(1, 2,
+             "lesson11: FAIL rank 1: collective monitor: collective 2 (barrier) of group "
+             "tcp/lesson11 failed here; rank 2 had not reached it. The error here: x"),
+  };
+  EXPECT_EQ(pick_cause(ranks), 0);
+}
+
+// Rank 0 killed by SIGKILL prints nothing: its death, seen last, still beats the reports.
+TEST(LaunchDiagnosis, ASignalDeathBeatsTheReportsAboutIt) {
+  std::vector<RankObservation> ranks = {
+      killed(0, (1ull << 40) + 1, 9),
+      failed(1, 1, store_gone(1)),
+      failed(2, 2, store_gone(2)),
+  };
+  EXPECT_EQ(pick_cause(ranks), 0);
+  // A report about another rank still wins over a death it does not name.
+  ranks[0].rank = 3;
+  EXPECT_EQ(pick_cause(ranks), 1);
+}
+
+TEST(LaunchDiagnosis, RanksFailingAlikeNameTheLowest) {
+  const std::string target = "lesson11: FAIL below the target of 88%: 10.00% test accuracy";
+  EXPECT_EQ(pick_cause({failed(0, 3, target), failed(1, 1, target), failed(2, 2, target)}), 0);
+  EXPECT_EQ(pick_cause({failed(0, 2, "lesson09: FAIL rank 0 (pid 11 on a): loss nan on rank 0"),
+                        failed(1, 1, "lesson09: FAIL rank 1 (pid 12 on a): loss nan on rank 1"),
+                        failed(2, 3, "lesson09: FAIL rank 2 (pid 13 on a): loss inf on rank 2")}),
+            0);
+  // Different errors: the earliest, not the lowest.
+  EXPECT_EQ(pick_cause({failed(0, 2, "lesson09: FAIL rank 0: bad"),
+                        failed(1, 1, "lesson09: FAIL rank 1: worse")}),
+            1);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "env.h"
 #include "error.h"
+#include "flag_checks.h"
 #include "handshake.h"
 
 #ifndef COURSE_LAUNCH_BIN
@@ -195,6 +196,51 @@ TEST(Launcher, NamesTheSilentRankThatOthersTimedOutOn) {
   EXPECT_EQ(result.failure,
             "rank 0 exited with code 1; rank 2 never answered: ranks 0, 1 timed out waiting for "
             "it");
+}
+
+// What the other ranks' collective monitors say when rank 0, which hosts the store, is gone.
+const char* const kStoreGoneReport =
+    "echo \"lesson99: FAIL rank $RANK: collective monitor: collective 1 (all_reduce) of group "
+    "g failed here, and the store did not answer (connection refused): rank 0, which hosts "
+    "it, is likely stopped, stuck or dead. The error here: connection closed by rank 0\"; "
+    "exit 1";
+
+TEST(Launcher, RankZerosSigkillBeatsTheReportsAboutIt) {
+  const LaunchResult result = launch_sh(
+      3, std::string("if [ \"$RANK\" = 0 ]; then sleep 0.2; kill -9 $$; fi; sleep 0.5; ") +
+             kStoreGoneReport);
+  EXPECT_EQ(result.first_failed, 0) << result.failure;
+  EXPECT_EQ(result.failure, "rank 0 was killed by signal 9 (SIGKILL)");
+}
+
+// Even when the reports about it are printed before rank 0's own error.
+TEST(Launcher, RankZerosOwnErrorBeatsTheReportsAboutIt) {
+  const LaunchResult result = launch_sh(
+      3, std::string("if [ \"$RANK\" = 0 ]; then sleep 0.4; echo 'lesson99: FAIL rank 0: cannot "
+                     "open /missing.safetensors'; exit 1; fi; sleep 0.1; ") +
+             kStoreGoneReport);
+  EXPECT_EQ(result.first_failed, 0) << result.failure;
+  EXPECT_EQ(result.ranks[0].last_verdict,
+            "lesson99: FAIL rank 0: cannot open /missing.safetensors");
+}
+
+// Every rank misses the accuracy target: rank 0 is named, whichever printed first.
+TEST(Launcher, RanksFailingAlikeNameRankZero) {
+  const LaunchResult result = launch_sh(
+      3, "sleep 0.$((3 - RANK)); echo 'lesson99: FAIL below the target of 88%: 12.00%'; exit 1");
+  EXPECT_EQ(result.first_failed, 0) << result.failure;
+  EXPECT_EQ(result.failure, "rank 0 exited with code 1");
+}
+
+// A usage error of the tool is one documented exit code, with a message in words.
+TEST(Launcher, TheToolsUsageErrorsExit64) {
+  std::string out;
+  for (const char* flags : {"--np 0", "--node-rank -1", "--master-port 70000", "--no-such"}) {
+    const int code = run_shell(std::string(COURSE_LAUNCH_BIN) + " " + flags + " -- true 2>&1", out);
+    EXPECT_EQ(code, kUsageExitCode) << flags << ": " << out;
+    EXPECT_NE(out.find("launch: usage: "), std::string::npos) << flags << ": " << out;
+    EXPECT_LT(out.size(), 200u) << flags << ": " << out;
+  }
 }
 
 TEST(Launcher, RanksIgnoringSigtermGetSigkillAfterTheGrace) {

@@ -1,0 +1,67 @@
+// flag_checks.cpp: see flag_checks.h.
+#include "flag_checks.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace course {
+namespace {
+
+/// "0.05", "1e+06", "64": short and exact enough for a bound.
+std::string short_number(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+/// Parses the whole of `text` as a finite double; false otherwise.
+bool parse_finite(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && errno == 0 && std::isfinite(out);
+}
+
+}  // namespace
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double x = 0;
+        if (parse_finite(text, x) && x > 0) return "";
+        return "must be a finite number greater than 0 (got " + text + ")";
+      },
+      "NUMBER>0", "positive number");
+}
+
+CLI::Validator number_in(double lo, double hi) {
+  const std::string range = short_number(lo) + " to " + short_number(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        double x = 0;
+        if (parse_finite(text, x) && x >= lo && x <= hi) return "";
+        return "must be a number from " + range + " (got " + text + ")";
+      },
+      "NUMBER in " + range, "number in range");
+}
+
+CLI::Validator count_in(int64_t lo, int64_t hi) {
+  const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long x = std::strtoll(text.c_str(), &end, 10);
+        if (!text.empty() && end == text.c_str() + text.size() && errno == 0 && x >= lo &&
+            x <= hi) {
+          return "";
+        }
+        return "must be a whole number from " + range + " (got " + text + ")";
+      },
+      "INT in " + range, "count in range");
+}
+
+}  // namespace course
