@@ -138,8 +138,9 @@ class Grader:
         self.configure()
         self.say(f"grade: {lesson.name} {lesson.title} (each test up to {pf.timeout_s:g} s; "
                  f"no test starts after {pf.budget_s:g} s)")
+        spent = [0.0]  # seconds of the budget the lesson's tests have used (builds do not count)
         for target, part_points, hidden in parts:
-            result.tests += self.grade_part(lesson, target, part_points, hidden, start, pf.budget_s)
+            result.tests += self.grade_part(lesson, target, part_points, hidden, spent, pf.budget_s)
         result.elapsed = time.monotonic() - start
         return result
 
@@ -148,7 +149,7 @@ class Grader:
         return [report.TestScore("(build)", hidden, pf.total or 0.0, 0.0, "failed", reason,
                                  f"{reason}\n\n{excerpt}".strip(), pf.default_visibility)]
 
-    def grade_part(self, lesson, target, pf, hidden, start, budget_s):
+    def grade_part(self, lesson, target, pf, hidden, spent, budget_s):
         ok, reason, excerpt = self.configure()
         if not ok:
             return self.unrunnable(pf, hidden, reason, excerpt)
@@ -168,6 +169,9 @@ class Grader:
             self.say(f"  ({len(unscored)} test(s) of code you were given are worth 0 points and "
                      f"are not run here; `ctest -L {lesson.name}` in the build runs them)")
             names = [n for n in names if maxes[n] > 0]
+        # The budget is for running tests: building them (slow on a busy machine) is not
+        # taken from it.
+        start = time.monotonic() - spent[0]
 
         def run_one(name):
             timeout = pf.timeout(name)
@@ -203,6 +207,7 @@ class Grader:
             for t in scores:
                 t.max_score = maxes.get(t.name, 0.0)
                 t.score = t.max_score if t.passed else 0.0
+        spent[0] = time.monotonic() - start
         return scores
 
 
