@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "byte_stream.h"
+#include "duplex_link.h"
 #include "error.h"
 #include "socket.h"
 
@@ -155,6 +156,40 @@ TEST(EmulatedLink, BackToBackMessagesQueueAndEachPaysTheLatency) {
   const double expected = 4 * (5e-3 + (1 << 20) * 8 / 1e9);
   EXPECT_GT(t.wall_s, 0.97 * expected);
   EXPECT_LT(t.wall_s, 1.3 * expected);
+}
+
+TEST(EmulatedLink, DuplexExchangeIsPacedBothWaysAtOnce) {
+  // Two ranks of a ring each send 8 MiB to the other while receiving 8 MiB, through
+  // DuplexLink's one_thread path (try_send, try_recv, wait on one stream both ways): the
+  // two directions are two wires, so both finish in one wire time, not two, with the
+  // bytes intact and the CPU asleep most of it.
+  const LinkSpec link = parse_link("1gbit");
+  Listener listener("127.0.0.1", 0);
+  SocketStream a(Socket::connect("127.0.0.1", listener.port(), 5s), link);
+  SocketStream b(listener.accept_any(5s), link);
+  const size_t n = 8u << 20;
+  const std::string a_to_b = pattern(n, 7), b_to_a = pattern(n, 8);
+  std::string got_by_a(n, '\0'), got_by_b(n, '\0');
+  const auto exchange = [&](SocketStream& s, const std::string& out, std::string& in, Timing& t) {
+    const double cpu0 = thread_cpu_seconds();
+    const Clock::time_point t0 = Clock::now();
+    DuplexLink duplex(s, s, 30000ms, "exchange");
+    duplex.post_send(out.data(), out.size());
+    duplex.recv(in.data(), in.size());
+    duplex.flush();
+    t = {std::chrono::duration<double>(Clock::now() - t0).count(), thread_cpu_seconds() - cpu0};
+  };
+  Timing ta{}, tb{};
+  std::thread other([&] { exchange(b, b_to_a, got_by_b, tb); });
+  exchange(a, a_to_b, got_by_a, ta);
+  other.join();
+  EXPECT_TRUE(got_by_b == a_to_b);
+  EXPECT_TRUE(got_by_a == b_to_a);
+  const double wire = n * 8 / 1e9;  // 67.1 ms
+  for (const Timing& t : {ta, tb}) {
+    EXPECT_NEAR(t.wall_s, wire, 0.15 * wire);
+    EXPECT_LT(t.cpu_s, 0.25 * wire);
+  }
 }
 
 TEST(EmulatedLink, UnpacedStreamIsNotSlowed) {
