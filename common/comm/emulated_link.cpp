@@ -22,10 +22,6 @@ constexpr const char* kForms =
     "bandwidth in gbit, mbit or kbit (per second), latency in ns, us or ms; none for no "
     "emulated link";
 
-// A late wake-up of a sender with more bytes queued does not stretch the wire by more than
-// this: a NIC would have started the next chunk on time.
-constexpr auto kQueuedGrace = std::chrono::microseconds(500);
-
 std::string lower_trimmed(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -136,8 +132,11 @@ std::string link_header() {
 
 size_t LinkPacer::reserve(size_t bytes, bool new_message, Clock::time_point now) {
   const size_t chunk = std::min(bytes, kPaceChunk);
-  Clock::time_point start = std::max(now, free_at_);
-  if (chained_ && now - free_at_ < kQueuedGrace) start = free_at_;
+  // The rest of a message was handed over with its first chunk, as to a NIC's queue: its
+  // chunks follow each other on the wire however late the sender wakes up to hand them on
+  // (a late sender then hands the chunks that are due at once, and the message still
+  // takes its wire time in all). A new message starts when the wire is free, or now.
+  const Clock::time_point start = chained_ ? free_at_ : std::max(now, free_at_);
   const double seconds = (new_message ? spec_.latency_s : 0.0) +
                          static_cast<double>(chunk) * 8.0 / spec_.bits_per_second;
   free_at_ =

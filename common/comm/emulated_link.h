@@ -75,10 +75,10 @@ class LinkPacer {
 
   /// Reserves the wire for the next chunk of at most `bytes` bytes (kPaceChunk at most),
   /// starting when the wire is free or now, whichever is later; `new_message` adds the
-  /// latency. When the previous chunk had more bytes right behind it, this one starts the
-  /// moment that one was done, even if the sender woke up a little late (a NIC's queue
-  /// would have started it on time). Returns the chunk's size; ready_at() says when it has
-  /// crossed the wire and may be handed to the socket.
+  /// latency. A chunk that continues a message starts the moment the previous one was
+  /// done, however late the sender comes back (the message sat in the NIC's queue), so a
+  /// message takes its wire time whatever the sender's wake-ups. Returns the chunk's
+  /// size; ready_at() says when it has crossed the wire and may be handed to the socket.
   size_t reserve(size_t bytes, bool new_message, Clock::time_point now);
   /// When the reserved chunk has crossed the wire.
   Clock::time_point ready_at() const { return free_at_; }
