@@ -147,7 +147,10 @@ docs: setup
 # Lesson 08's DataParallel table (one thread vs 1, 2, ... devices) goes to bench-results/lesson08.md.
 # Lesson 09's table (one process, DataParallel, naive DDP per backend and variant) goes to
 # bench-results/lesson09_compare_np2.csv.
-# Lesson 10's DDP sweep (bucket caps, naive DDP, no_sync) writes lesson10_buckets.csv/.svg.
+# Lesson 10's DDP sweep (bucket caps, naive DDP, no_sync) writes lesson10_buckets.csv/.svg
+# on loopback, then again on emulated 10 Gbit/s and 1 Gbit/s links (--link: the tcp
+# transport paces its sends, common/comm/emulated_link.h) as lesson10_buckets_<link>.csv/.svg;
+# then PyTorch's own DDP on the same model (tools/torch_ddp_bench.py) when torch is installed.
 # Lesson 12's table (the ring over tcp and over shm, Gloo, both links' ceilings) at 2 and 4
 # ranks writes bench-results/lesson12_npN.csv.
 BENCH_ARGS ?=
@@ -162,6 +165,13 @@ bench: setup
 	build/solutions/lesson08 --bench > bench-results/lesson08.md && cat bench-results/lesson08.md
 	build/solutions/lesson09 --compare --np 2
 	build/solutions/lesson10 --bench --np 2
+	build/solutions/lesson10 --bench --np 2 --link 10gbit,20us \
+	  --csv bench-results/lesson10_buckets_10gbit.csv --svg bench-results/lesson10_buckets_10gbit.svg
+	build/solutions/lesson10 --bench --np 2 --link 1gbit,50us \
+	  --csv bench-results/lesson10_buckets_1gbit.csv --svg bench-results/lesson10_buckets_1gbit.svg
+	@for py in python3 /usr/bin/python3; do \
+	  if $$py -c "import torch" 2>/dev/null; then $$py tools/torch_ddp_bench.py --np 2; exit 0; fi; \
+	done; echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch DDP rows"
 	build/solutions/lesson12 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson12 --bench --np 4 $(BENCH_ARGS)
 	@echo "make bench: CSV and SVG in bench-results/"

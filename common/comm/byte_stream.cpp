@@ -33,9 +33,75 @@ int poll_ms(Millis timeout) {
   return static_cast<int>(std::max<Millis::rep>(0, timeout.count()));
 }
 
+using Clock = std::chrono::steady_clock;
+
+// poll() until `deadline`, to the nanosecond (an emulated wire's chunks are shorter than
+// poll()'s millisecond). Returns poll's count of ready descriptors, 0 at the deadline.
+int poll_until(pollfd* fds, nfds_t n, Clock::time_point deadline, const std::string& what) {
+  LinkPacer::use_fine_timer_slack();
+  for (;;) {
+    const auto left = std::max(Clock::duration::zero(), deadline - Clock::now());
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    const timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    const int rc = ::ppoll(fds, n, &ts, nullptr);
+    if (rc >= 0) return rc;
+    if (errno != EINTR) throw_system_error("poll() on " + what);
+  }
+}
+
+// Waits to receive on `in` (when want_recv) until the emulated wire of the sending stream
+// is free at `ready` or `timeout` passes; true when either direction could move.
+bool wait_for_wire(int in_fd, bool want_recv, Clock::time_point ready, Millis timeout,
+                   const std::string& what) {
+  const Clock::time_point wake = std::min(ready, Clock::now() + timeout);
+  if (!want_recv || in_fd < 0) {
+    LinkPacer::sleep_until(wake);
+  } else {
+    pollfd fd{in_fd, POLLIN, 0};
+    if (poll_until(&fd, 1, wake, what) > 0) return true;
+  }
+  return Clock::now() >= ready;
+}
+
 }  // namespace
 
+void SocketStream::send_all(const void* data, size_t n, Millis timeout) {
+  if (!pacer_.spec().emulated()) {
+    socket_.send_all(data, n, timeout);
+    return;
+  }
+  // One message: chunk by chunk, each handed to the socket once the wire has carried it.
+  const char* p = static_cast<const char*>(data);
+  bool first = true;
+  while (n > 0) {
+    const size_t chunk = pacer_.reserve(n, first, Clock::now());
+    first = false;
+    LinkPacer::sleep_until(pacer_.ready_at());
+    socket_.send_all(p, chunk, timeout);
+    pacer_.sent(chunk);
+    p += chunk;
+    n -= chunk;
+  }
+}
+
+Clock::time_point SocketStream::send_ready_at() const {
+  return pacer_.reserved() > 0 ? pacer_.ready_at() : Clock::time_point{};
+}
+
 size_t SocketStream::try_send(const void* data, size_t n) {
+  if (!pacer_.spec().emulated() || n == 0) return raw_try_send(data, n);
+  const Clock::time_point now = Clock::now();
+  if (pacer_.reserved() == 0) {
+    pacer_.reserve(n, message_start_, now);
+    message_start_ = false;
+  }
+  if (now < pacer_.ready_at()) return 0;  // the wire still carries the reserved chunk
+  const size_t k = raw_try_send(data, std::min(n, pacer_.reserved()));
+  pacer_.sent(k);
+  return k;
+}
+
+size_t SocketStream::raw_try_send(const void* data, size_t n) {
   for (;;) {
     const ssize_t k =
         ::send(socket_.fd(), data, std::min(n, kMaxSendBytes), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -61,6 +127,11 @@ size_t SocketStream::try_recv(void* data, size_t n) {
 }
 
 bool SocketStream::wait(bool want_send, bool want_recv, Millis timeout) {
+  const Clock::time_point ready = send_ready_at();
+  if (want_send && ready > Clock::now()) {
+    return wait_for_wire(socket_.fd(), want_recv, ready, timeout,
+                         "the connection to " + peer_name());
+  }
   pollfd fd{socket_.fd(), static_cast<short>((want_send ? POLLOUT : 0) | (want_recv ? POLLIN : 0)),
             0};
   for (;;) {
@@ -75,6 +146,10 @@ bool wait_either(ByteStream& out, bool want_send, ByteStream& in, bool want_recv
   if (!want_send) return in.wait(false, want_recv, timeout);
   if (!want_recv) return out.wait(want_send, false, timeout);
   if (out.poll_fd() >= 0 && in.poll_fd() >= 0) {
+    const Clock::time_point ready = out.send_ready_at();
+    if (ready > Clock::now()) {
+      return wait_for_wire(in.poll_fd(), true, ready, timeout, "two connections");
+    }
     pollfd fds[2] = {{out.poll_fd(), POLLOUT, 0}, {in.poll_fd(), POLLIN, 0}};
     for (;;) {
       const int rc = ::poll(fds, 2, poll_ms(timeout));

@@ -18,14 +18,20 @@
 // Errors: PeerClosedError when the peer is gone (closed, crashed), TimeoutError when a
 // blocking call's deadline passes, NetworkError otherwise; each names the peer.
 //
+// Emulated link (emulated_link.h): a SocketStream made with a LinkSpec paces its sends as
+// a NIC on that link would (the sender sleeps for the wire time); try_send then returns 0
+// while the wire is busy, wait() and wait_either() sleep until it is free.
+//
 // Thread safety: as Socket: one sending and one receiving thread at a time; shutdown()
 // from any thread (it wakes both).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
 
+#include "emulated_link.h"
 #include "socket.h"
 
 namespace course {
@@ -60,6 +66,14 @@ class ByteStream {
   virtual void set_peer_name(std::string name) = 0;
   /// What carries the bytes: "tcp" or "shm".
   virtual const char* kind() const = 0;
+
+  /// The bytes of the next try_send start a new message (an emulated link charges its
+  /// latency once per message). Streams without an emulated link ignore it.
+  virtual void note_message_start() {}
+  /// The earliest time try_send could move a byte as far as an emulated link is concerned
+  /// (the socket's own buffer aside); the clock's epoch when the wire is free or there is
+  /// no emulated link.
+  virtual std::chrono::steady_clock::time_point send_ready_at() const { return {}; }
 };
 
 /// Owning handle of a stream.
@@ -68,12 +82,11 @@ using ByteStreamPtr = std::unique_ptr<ByteStream>;
 /// A ByteStream over a connected TCP Socket (socket.h), which it owns.
 class SocketStream final : public ByteStream {
  public:
-  /// Takes the connection.
-  explicit SocketStream(Socket socket) : socket_(std::move(socket)) {}
+  /// Takes the connection; `link` emulated: sends are paced (emulated_link.h).
+  explicit SocketStream(Socket socket, LinkSpec link = {})
+      : socket_(std::move(socket)), pacer_(link) {}
 
-  void send_all(const void* data, size_t n, Millis timeout) override {
-    socket_.send_all(data, n, timeout);
-  }
+  void send_all(const void* data, size_t n, Millis timeout) override;
   void recv_all(void* data, size_t n, Millis timeout) override {
     socket_.recv_all(data, n, timeout);
   }
@@ -86,12 +99,20 @@ class SocketStream final : public ByteStream {
   const std::string& peer_name() const override { return socket_.peer_name(); }
   void set_peer_name(std::string name) override { socket_.set_peer_name(std::move(name)); }
   const char* kind() const override { return "tcp"; }
+  void note_message_start() override { message_start_ = true; }
+  std::chrono::steady_clock::time_point send_ready_at() const override;
 
   /// The socket underneath.
   Socket& socket() { return socket_; }
+  /// The emulated link this stream's sends are paced on (not emulated: not paced).
+  const LinkSpec& link() const { return pacer_.spec(); }
 
  private:
+  size_t raw_try_send(const void* data, size_t n);
+
   Socket socket_;
+  LinkPacer pacer_;
+  bool message_start_ = true;
 };
 
 /// Waits until `out` could send (want_send) or `in` could receive (want_recv), for at

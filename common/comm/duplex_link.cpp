@@ -125,6 +125,10 @@ bool DuplexLink::try_send() {
   bool moved = false;
   while (!queue_.empty()) {
     Span& head = queue_.front();
+    if (head.fresh) {
+      out_.note_message_start();  // an emulated link charges its latency per message
+      head.fresh = false;
+    }
     size_t k = 0;
     try {
       k = out_.try_send(head.data, head.bytes);

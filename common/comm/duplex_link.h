@@ -95,6 +95,7 @@ class DuplexLink {
   struct Span {
     const char* data;
     size_t bytes;
+    bool fresh = true;  // no byte sent yet: its first send starts a message
   };
   // one_thread: one non-blocking attempt in each direction; true if any byte moved.
   bool try_send();

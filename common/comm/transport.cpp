@@ -38,10 +38,11 @@ std::vector<bool> same_host_ranks(StoreClient& store, int rank, int world, const
 }
 
 std::vector<ByteStreamPtr> socket_streams(Mesh mesh) {
+  const LinkSpec link = link_from_env();  // COURSE_LINK: pace every socket (emulated_link.h)
   std::vector<ByteStreamPtr> streams(mesh.peers.size());
   for (int peer = 0; peer < static_cast<int>(mesh.peers.size()); ++peer) {
     if (peer != mesh.rank) {
-      streams[peer] = std::make_unique<SocketStream>(std::move(mesh.peers[peer]));
+      streams[peer] = std::make_unique<SocketStream>(std::move(mesh.peers[peer]), link);
     }
   }
   return streams;

@@ -45,7 +45,8 @@ using ShmConnector = std::function<ByteStreamPtr(StoreClient& store, int rank, i
 std::vector<bool> same_host_ranks(StoreClient& store, int rank, int world, const std::string& name,
                                   Millis timeout);
 
-/// One SocketStream per peer (streams[rank] null): the mesh's sockets, as they are.
+/// One SocketStream per peer (streams[rank] null): the mesh's sockets, paced on the
+/// emulated link of COURSE_LINK when it is set (emulated_link.h).
 std::vector<ByteStreamPtr> socket_streams(Mesh mesh);
 
 /// One stream per peer (streams[rank] null): the mesh's sockets, with the peers that

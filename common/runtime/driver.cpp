@@ -5,8 +5,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
+#include "emulated_link.h"
 #include "error.h"
 #include "flag_checks.h"
 #include "handshake.h"
@@ -185,6 +187,21 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
         ->check(CLI::IsMember(config.backends));
   }
   if (config.has_bench) app.add_flag("--bench", args.bench, "run the benchmark");
+  if (config.has_link) {
+    app.add_option("--link", args.link,
+                   "emulate a cluster link on the tcp transport: <bandwidth>[,<latency>], e.g. "
+                   "10gbit,20us (the same as COURSE_LINK; sends are paced, the sender sleeps)")
+        ->check(
+            [](const std::string& text) {
+              try {
+                parse_link(text);
+                return std::string();
+              } catch (const ConfigError& e) {
+                return std::string(e.what());
+              }
+            },
+            "LINK");
+  }
   if (add_options) add_options(app);
   try {
     app.parse(argc, argv);
@@ -194,6 +211,8 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
     print_verdict(config.name, "FAIL", std::string("usage: ") + e.what() + " (see --help)");
     return kUsageExitCode;
   }
+  // Every rank (and the ranks this process launches) paces its sockets on this link.
+  if (!args.link.empty()) ::setenv(kLinkEnv, args.link.c_str(), 1);
   if (config.distributed && !started_as_rank()) {
     try {
       return launch_ranks(config, args, argc, argv);

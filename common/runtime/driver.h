@@ -56,6 +56,7 @@ struct DriverConfig {
   int default_np = 4;                 ///< --np default
   std::vector<std::string> backends;  ///< allowed --backend values, default first; empty: no flag
   bool has_bench = false;             ///< adds --bench
+  bool has_link = false;              ///< adds --link (an emulated network, emulated_link.h)
 };
 
 /// The flags every driver shares, after parsing.
@@ -66,6 +67,9 @@ struct DriverArgs {
   std::string backend;
   /// --bench: run the lesson's benchmark instead of its self-check
   bool bench = false;
+  /// --link: the emulated link the tcp transport paces its sends on ("10gbit,20us"),
+  /// passed to every rank as COURSE_LINK; empty: COURSE_LINK as the environment has it
+  std::string link;
 };
 
 /// What rank_main gets.

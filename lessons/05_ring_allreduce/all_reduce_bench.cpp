@@ -7,6 +7,7 @@
 
 #include "all_reduce_ring.h"
 #include "busbw_plot.h"
+#include "emulated_link.h"
 #include "error.h"
 #include "full_mesh.h"
 #include "handshake.h"
@@ -86,7 +87,7 @@ AllreduceBenchResult run_allreduce_bench(DriverContext& ctx, const AllreduceBenc
         << reduce_op_name(sweep.op) << ", sizes " << format_bytes(sizes.front()) << " .. "
         << format_bytes(sizes.back()) << " (x" << sweep.factor << "), " << sweep.iterations
         << " timed iterations after " << sweep.warmup << " warm-up, best of " << sweep.rounds
-        << " rounds\n"
+        << " rounds\n# " << link_header() << "\n"
         << "# time = slowest rank's mean per call, best round; algbw = size / time; busbw = "
         << "algbw * 2(N-1)/N = " << format_fixed(bus_factor(Collective::all_reduce, world), 3)
         << " x algbw; GB/s = 1e9 "

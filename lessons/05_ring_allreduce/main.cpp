@@ -177,6 +177,7 @@ int main(int argc, char** argv) {
   config.default_np = 4;
   config.backends = course::available_backends();
   config.has_bench = true;
+  config.has_link = true;
   g_bench.svg_path = "bench-results/lesson05_busbw.svg";
   const auto add_options = [](CLI::App& app) {
     course::add_sweep_flags(app, g_bench.sweep);

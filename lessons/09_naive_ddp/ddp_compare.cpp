@@ -15,6 +15,7 @@
 #include "data_parallel.h"
 #include "ddp_training.h"
 #include "distributed_sampler.h"
+#include "emulated_link.h"
 #include "naive_ddp.h"
 #include "ops.h"
 #include "step_breakdown.h"
@@ -219,7 +220,8 @@ Verdict run_ddp_compare(DriverContext& ctx, const DdpCompareOptions& o, const Gr
     out << "compare: MLP " << data.sizes.front();
     for (size_t i = 1; i < data.sizes.size(); ++i) out << "-" << data.sizes[i];
     out << ", SGD, global batch " << o.global_batch << ", " << o.warmup << " warm-up + " << o.steps
-        << " timed steps per row, K = " << world << "\n";
+        << " timed steps per row, K = " << world << "\n"
+        << link_header() << "\n";
     table.print_header(out);
     add(one_process(o, data, t));
     add(data_parallel(o, data, t, world));

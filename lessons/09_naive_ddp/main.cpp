@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   config.title = "naive DDP: a distributed sampler, one model per rank, every gradient averaged";
   config.default_np = 2;
   config.backends = course::backend_choices();
+  config.has_link = true;
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g_options);
     app.add_option("--variant", g_variant, "per-param (one all-reduce each) or flat (one buffer)")

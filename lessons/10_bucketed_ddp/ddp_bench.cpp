@@ -15,10 +15,12 @@
 
 #include "bench_table.h"
 #include "distributed_data_parallel.h"
+#include "emulated_link.h"
 #include "error.h"
 #include "naive_ddp.h"
 #include "ops.h"
 #include "optimizer.h"
+#include "overhead_model.h"
 #include "rng.h"
 #include "sequential.h"
 #include "tensor_ops.h"
@@ -192,6 +194,10 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   // The communication to hide: one all_reduce of every gradient, alone.
   Tensor flat = Tensor::zeros({rows[0].setup.model->parameter_count()});
   add("all_reduce alone", "1", [&](Contender&) { group.all_reduce(flat.span(), ReduceOp::SUM); });
+  // The fixed cost of one all_reduce (the model's o): one of a single float.
+  float one_float = 0;
+  add("all_reduce 4 B", "1",
+      [&](Contender&) { group.all_reduce(std::span<float>(&one_float, 1), ReduceOp::SUM); });
   // Lesson 09's NaiveDdp: every gradient after backward, per parameter or in one buffer.
   for (GradSync variant : {GradSync::per_param, GradSync::flat}) {
     Contender& c = add("naive " + grad_sync_name(variant), "", [&](Contender& c) {
@@ -243,12 +249,13 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   }
 
   const int64_t grad_bytes = rows[0].setup.model->parameter_count() * 4;
+  const int model_params = static_cast<int>(rows[0].setup.model->parameters().size());
   if (out) {
     *out << "# lesson 10 --bench: MLP 784 -> " << o.hidden << " x " << o.layers << " -> 10, "
          << rows[0].setup.model->parameter_count() << " parameters (" << format_bytes(grad_bytes)
          << " of gradients), batch " << o.batch_size << " per rank, " << world << " rank(s), "
          << group.backend() << ", " << o.steps << " interleaved rounds, median per row of the "
-         << "slowest rank; no_sync rows: time per micro-batch" << std::endl;
+         << "slowest rank; no_sync rows: time per micro-batch\n# " << link_header() << std::endl;
   }
   for (int round = 0; round < o.warmup + o.steps; ++round) {
     for (Contender& c : rows) {
@@ -264,18 +271,35 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   const auto hidden_share = [&](double t) {
     return std::clamp(1.0 - (t - compute) / comm, 0.0, 1.0);
   };
-  BenchTable table(
-      {{"mode", 20}, {"buckets", 8}, {"step(ms)", 9}, {"x compute", 10}, {"hidden", 7}});
+  const OverheadModel model = fit_overhead_model(compute, rows[2].median, comm, grad_bytes);
+  if (out) *out << "# " << model.describe() << std::endl;
+  BenchTable table({{"mode", 20},
+                    {"buckets", 8},
+                    {"step(ms)", 9},
+                    {"x compute", 10},
+                    {"hidden", 7},
+                    {"model(ms)", 10}});
   if (out) table.print_header(*out);
   std::vector<std::pair<double, double>> points;
   double per_param = 0, flat_time = 0, bucketed_default = 0;
   float worst = 0;
   for (Contender& c : rows) {
-    const bool is_comm = c.name == "all_reduce alone";
+    const bool is_comm = c.name.rfind("all_reduce", 0) == 0;
     const bool has_comm = c.name != "compute only" && !is_comm && c.micro_batches == 1;
+    double predicted = compute;  // compute only
+    if (is_comm) predicted = c.name == "all_reduce alone" ? model.all_reduce(grad_bytes) : model.o;
+    if (c.naive)
+      predicted = model.naive_step(c.naive->variant() == GradSync::flat ? 1 : model_params);
+    if (c.ddp) {
+      const std::vector<BucketInfo> buckets = c.ddp->reducer().buckets();
+      c.buckets = std::to_string(buckets.size());
+      predicted = model.bucketed_step(static_cast<int>(buckets.size()), buckets.back().bytes,
+                                      c.micro_batches);
+    }
     table.add_row({c.name, c.buckets, format_fixed(1e3 * c.median, 1),
                    is_comm ? "-" : format_fixed(c.median / compute, 2),
-                   has_comm ? format_fixed(100 * hidden_share(c.median), 0) + "%" : "-"},
+                   has_comm ? format_fixed(100 * hidden_share(c.median), 0) + "%" : "-",
+                   format_fixed(1e3 * predicted, 1)},
                   out);
     if (c.cap_mib > 0) points.emplace_back(c.cap_mib, 1e3 * c.median);
     if (c.name == "naive per-param") per_param = c.median;

@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
   config.default_np = 2;
   config.backends = course::backend_choices();
   config.has_bench = true;
+  config.has_link = true;
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g.training);
     app.add_option("--bucket-cap-mb", g.bucket_cap_mb, "bucket size limit (0: one per parameter)")

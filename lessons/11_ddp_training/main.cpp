@@ -19,6 +19,7 @@
 #include "capstone.h"
 #include "capstone_bench.h"
 #include "driver.h"
+#include "emulated_link.h"
 #include "error.h"
 #include "flag_checks.h"
 #include "full_mesh.h"
@@ -50,7 +51,8 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   auto pg = make_group(ctx, "lesson11");
   auto bn_group = make_group(ctx, "lesson11-syncbn");
   if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s)" << std::endl;
+    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
+              << course::link_header() << std::endl;
   }
   if (ctx.args().bench) {
     return course::run_capstone_bench(g_options, g_bench, *pg, *bn_group, std::cout);
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
   config.default_np = 2;
   config.backends = course::backend_choices();
   config.has_bench = true;
+  config.has_link = true;
   return course::run_driver(
       argc, argv, config,
       [](CLI::App& app) {

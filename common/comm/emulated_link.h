@@ -1,0 +1,102 @@
+// emulated_link.h: a cluster's network link, emulated on one machine by pacing the sender.
+//
+// On loopback two ranks of one machine move bytes as fast as their cores copy them, and
+// that copying is the only cost: there is no wire to wait on. A real cluster is the other
+// way round: a NIC moves the bytes (DMA) while the cores compute, and what a rank waits
+// for is the wire. An emulated link gives the tcp transport that wire:
+//
+//   --link 10gbit,20us        (or COURSE_LINK=10gbit,20us in the environment)
+//
+// Every message then takes its wire time, latency + bytes / bandwidth, before its last
+// byte leaves, and the sender sleeps for it (never spins), so its core stays free to
+// compute, as with a NIC. Each connection's send direction is one wire with a "free at"
+// clock: back-to-back messages queue behind each other as they would in a NIC's queue,
+// and a message larger than kPaceChunk leaves chunk by chunk, each chunk when the wire has
+// carried it (the receiver sees the bytes at the wire's pace).
+//
+// Where it sits: SocketStream (byte_stream.h) paces its sends, so everything that rides
+// on the course's tcp transport is paced: lesson 02's messages, the rings of lesson 05,
+// the process groups of lessons 09-11. Shared memory (lesson 12) is not paced: it stands
+// for the links inside one machine. Gloo and NCCL use their own transports, not paced.
+//
+// Strings: "<bandwidth>[,<latency>]", bandwidth a number with gbit, mbit or kbit
+// (optionally "/s"; bits, powers of ten, as network links are quoted: 1gbit = 1e9 bit/s),
+// latency a number with ns, us or ms (0 when omitted). "none", "off" and "" mean no
+// emulation. Anything else is a ConfigError that says what was expected.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace course {
+
+/// The environment variable the launcher passes to every rank ("10gbit,20us").
+inline constexpr const char* kLinkEnv = "COURSE_LINK";
+
+/// A link's figures; a default LinkSpec is no emulation (loopback as it is).
+struct LinkSpec {
+  double bits_per_second = 0;  ///< 0: no emulation
+  double latency_s = 0;        ///< per message
+
+  /// True when sends are paced.
+  bool emulated() const { return bits_per_second > 0; }
+  /// Seconds the wire takes for one message of `bytes` bytes (latency included).
+  double wire_seconds(size_t bytes) const;
+  /// "emulated 10 Gbit/s, 20 us per message" or "loopback (no emulated link)".
+  std::string describe() const;
+};
+
+/// Parses "10gbit,20us" (see the top of this file). Throws ConfigError naming the string
+/// and the accepted forms.
+LinkSpec parse_link(const std::string& text);
+
+/// COURSE_LINK parsed (no emulation when unset or empty). Throws ConfigError as parse_link,
+/// naming the variable.
+LinkSpec link_from_env();
+
+/// "link: emulated 10 Gbit/s, 20 us per message (tcp transport)" for a benchmark's header:
+/// the link of COURSE_LINK, as the ranks' sockets are paced on it.
+std::string link_header();
+
+/// The wire of one connection's send direction: when each chunk of bytes has crossed it.
+/// Thread safety: one sending thread at a time (as the stream it belongs to).
+class LinkPacer {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// Bytes handed to the socket per wire slot (a NIC's packets, coarsened: each chunk
+  /// costs the sender one wake-up).
+  static constexpr size_t kPaceChunk = 256 << 10;
+
+  explicit LinkPacer(LinkSpec spec) : spec_(spec) {}
+
+  /// The link's figures.
+  const LinkSpec& spec() const { return spec_; }
+
+  /// Reserves the wire for the next chunk of at most `bytes` bytes (kPaceChunk at most),
+  /// starting when the wire is free or now, whichever is later; `new_message` adds the
+  /// latency. A chunk that continues a message starts the moment the previous one was
+  /// done, however late the sender comes back (the message sat in the NIC's queue), so a
+  /// message takes its wire time whatever the sender's wake-ups. Returns the chunk's
+  /// size; ready_at() says when it has crossed the wire and may be handed to the socket.
+  size_t reserve(size_t bytes, bool new_message, Clock::time_point now);
+  /// When the reserved chunk has crossed the wire.
+  Clock::time_point ready_at() const { return free_at_; }
+  /// Bytes reserved and not yet handed to the socket.
+  size_t reserved() const { return reserved_; }
+  /// Records that `bytes` of the reserved chunk were handed to the socket.
+  void sent(size_t bytes) { reserved_ -= bytes < reserved_ ? bytes : reserved_; }
+
+  /// Sleeps (with a fine timer slack, so the wake-up is on time) until `t`.
+  static void sleep_until(Clock::time_point t);
+  /// Sets this thread's timer slack to 1 ns (once), so timed sleeps and polls wake on time.
+  static void use_fine_timer_slack();
+
+ private:
+  LinkSpec spec_;
+  Clock::time_point free_at_{};
+  size_t reserved_ = 0;
+  bool chained_ = false;  // the last chunk had more bytes right behind it
+};
+
+}  // namespace course

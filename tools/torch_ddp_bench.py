@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""PyTorch's DDP on the model of ./lesson10 --bench, for the table beside the course's Reducer.
+
+    python3 tools/torch_ddp_bench.py [--np 2] [--batch 32] [--steps 5]
+    (Debian's python3-torch installs for /usr/bin/python3, not for a pyenv python3)
+
+Two processes (torch.multiprocessing), the gloo backend over loopback, one thread each,
+the bench model of lesson 10 (MLP 784 -> 2048 x 4 -> 10), synthetic inputs, SGD. Rows, as in
+lesson 10's table: compute only (DDP's backward under no_sync, nothing sent), naive (every
+gradient all-reduced after backward, one call per parameter), and DDP with its default
+buckets (25 MiB cap). The timed steps are interleaved round by round, and each row is the
+median of the slowest rank, as in lesson 10.
+
+Optional: needs python3-torch (Debian's package is enough). `make bench` runs it when
+torch imports and prints one line otherwise. torch's gloo is not paced by the course's
+--link (that pacing lives in the course's tcp transport), so this is the loopback table.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def run(rank, world, args, port):
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+
+    def make_model():
+        torch.manual_seed(1)
+        layers, width = [], 784
+        for _ in range(args.layers):
+            layers += [nn.Linear(width, args.hidden), nn.ReLU()]
+            width = args.hidden
+        layers.append(nn.Linear(width, 10))
+        return nn.Sequential(*layers)
+
+    torch.manual_seed(100 + rank)
+    x = torch.randn(args.batch, 784)
+    y = torch.randint(0, 10, (args.batch,))
+    loss_fn = nn.CrossEntropyLoss()
+
+    rows = {}
+    ddp_compute = nn.parallel.DistributedDataParallel(make_model())
+    ddp_default = nn.parallel.DistributedDataParallel(make_model())
+    naive = make_model()
+    for p in naive.parameters():
+        dist.broadcast(p.data, 0)
+    opts = {
+        "compute only (no_sync)": torch.optim.SGD(ddp_compute.parameters(), lr=1e-3),
+        "naive per-param": torch.optim.SGD(naive.parameters(), lr=1e-3),
+        "DDP default buckets": torch.optim.SGD(ddp_default.parameters(), lr=1e-3),
+    }
+
+    def step_compute():
+        opt = opts["compute only (no_sync)"]
+        opt.zero_grad()
+        with ddp_compute.no_sync():
+            loss_fn(ddp_compute(x), y).backward()
+        opt.step()
+
+    def step_naive():
+        opt = opts["naive per-param"]
+        opt.zero_grad()
+        loss_fn(naive(x), y).backward()
+        for p in naive.parameters():
+            dist.all_reduce(p.grad)
+            p.grad /= world
+        opt.step()
+
+    def step_ddp():
+        opt = opts["DDP default buckets"]
+        opt.zero_grad()
+        loss_fn(ddp_default(x), y).backward()
+        opt.step()
+
+    steps = [("compute only (no_sync)", step_compute), ("naive per-param", step_naive),
+             ("DDP default buckets", step_ddp)]
+    for name, _ in steps:
+        rows[name] = []
+    for r in range(args.warmup + args.steps):
+        for name, fn in steps:
+            dist.barrier()
+            t0 = time.perf_counter()
+            fn()
+            if r >= args.warmup:
+                rows[name].append(time.perf_counter() - t0)
+    medians = {}
+    for name, _ in steps:
+        m = torch.tensor([statistics.median(rows[name])])
+        dist.all_reduce(m, op=dist.ReduceOp.MAX)
+        medians[name] = m.item()
+    if rank == 0:
+        compute = medians["compute only (no_sync)"]
+        print(f"# torch {torch.__version__} DDP, gloo, {world} rank(s), MLP 784 -> {args.hidden} x "
+              f"{args.layers} -> 10, batch {args.batch} per rank, {args.steps} interleaved rounds, "
+              "median per row of the slowest rank")
+        print(f"# {'mode':>26} {'step(ms)':>9} {'x compute':>10}")
+        for name, _ in steps:
+            t = medians[name]
+            print(f"  {name:>26} {1e3 * t:9.1f} {t / compute:10.2f}")
+    dist.destroy_process_group()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--hidden", type=int, default=2048)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--port", type=int, default=29571)
+    args = parser.parse_args()
+    try:
+        import torch.multiprocessing as mp
+    except ImportError:
+        print("torch_ddp_bench: PyTorch is not installed (apt-get install python3-torch); skipped")
+        return 0
+    mp.spawn(run, args=(args.np, args, args.port), nprocs=args.np, join=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
