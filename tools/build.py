@@ -40,6 +40,7 @@ def main():
         argv += ["--target", t]
     start = time.monotonic()
     shown = 0  # the last tenth reported
+    steps = None  # Ninja's step count; it starts over after re-running CMake
     with open(build / "build.log", "w") as log:
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, text=True, errors="replace")
@@ -48,6 +49,8 @@ def main():
             m = NINJA.match(line)
             if m:
                 done, total = int(m.group(1)), int(m.group(2))
+                if total != steps:
+                    steps, shown = total, 0
                 pct = 100 * done // total
             else:
                 m = MAKE.match(line)
@@ -58,8 +61,8 @@ def main():
                 pct, done, total = int(m.group(1)), None, None
             if pct // 10 > shown and pct < 100:
                 shown = pct // 10
-                steps = f" ({done}/{total} steps)" if total else ""
-                print(f"{label}: {pct}%{steps}, {minutes(time.monotonic() - start)}",
+                count = f" ({done}/{total} steps)" if total else ""
+                print(f"{label}: {pct}%{count}, {minutes(time.monotonic() - start)}",
                       flush=True)
         rc = p.wait()
     took = minutes(time.monotonic() - start)
