@@ -59,7 +59,7 @@ def main():
                         print(line, end="", flush=True)
                     continue
                 pct, done, total = int(m.group(1)), None, None
-            if pct // 10 > shown and pct < 100:
+            if pct // 10 > shown and pct < 100 and (total is None or total >= 10):
                 shown = pct // 10
                 count = f" ({done}/{total} steps)" if total else ""
                 print(f"{label}: {pct}%{count}, {minutes(time.monotonic() - start)}",
