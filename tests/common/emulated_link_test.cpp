@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -113,13 +114,31 @@ Timing timed_transfer(PacedPair& p, const std::string& data, Send send) {
   return {wall, cpu};
 }
 
+// The timing tests take the fastest of a few attempts: pacing can only make a transfer
+// slower than its wire time, never faster, so the lower bounds hold for every attempt,
+// while the upper bounds would otherwise depend on how busy the machine is (a sleeping
+// sender that wakes late on a loaded CI machine stretches the wire).
+constexpr int kAttempts = 3;
+
+template <typename Attempt>
+Timing fastest_of(Attempt attempt) {
+  Timing best = attempt();
+  for (int k = 1; k < kAttempts; ++k) {
+    const Timing t = attempt();
+    if (t.wall_s < best.wall_s) best = t;
+  }
+  return best;
+}
+
 constexpr size_t k16MiB = 16u << 20;
 constexpr double kWire16MiB1Gbit = 16.0 * (1 << 20) * 8 / 1e9;  // 0.1342 s
 
 TEST(EmulatedLink, SixteenMiBOverOneGbitTakesItsWireTimeWhileTheSenderSleeps) {
-  PacedPair p = paced_pair(parse_link("1gbit"));
   const std::string data = pattern(k16MiB, 3);
-  const Timing t = timed_transfer(p, data, [&] { p.out.send_all(data.data(), data.size(), 30s); });
+  const Timing t = fastest_of([&] {
+    PacedPair p = paced_pair(parse_link("1gbit"));
+    return timed_transfer(p, data, [&] { p.out.send_all(data.data(), data.size(), 30s); });
+  });
   EXPECT_NEAR(t.wall_s, kWire16MiB1Gbit, 0.15 * kWire16MiB1Gbit) << "send_all's wall time";
   // Copying 16 MiB through loopback TCP costs the sender a few ms; the rest is sleep.
   EXPECT_LT(t.cpu_s, 0.25 * kWire16MiB1Gbit) << "the sender spent CPU time during the wire time";
@@ -128,16 +147,18 @@ TEST(EmulatedLink, SixteenMiBOverOneGbitTakesItsWireTimeWhileTheSenderSleeps) {
 TEST(EmulatedLink, NonBlockingSendsArePacedAndWaitSleeps) {
   // DuplexLink's one_thread path: try_send moves nothing while the wire is busy, and
   // wait() sleeps until it is free instead of returning at once (a spin).
-  PacedPair p = paced_pair(parse_link("1gbit"));
   const std::string data = pattern(k16MiB, 4);
-  const Timing t = timed_transfer(p, data, [&] {
-    p.out.note_message_start();
-    size_t at = 0;
-    while (at < data.size()) {
-      const size_t k = p.out.try_send(data.data() + at, data.size() - at);
-      at += k;
-      if (k == 0) ASSERT_TRUE(p.out.wait(true, false, 30000ms));
-    }
+  const Timing t = fastest_of([&] {
+    PacedPair p = paced_pair(parse_link("1gbit"));
+    return timed_transfer(p, data, [&] {
+      p.out.note_message_start();
+      size_t at = 0;
+      while (at < data.size()) {
+        const size_t k = p.out.try_send(data.data() + at, data.size() - at);
+        at += k;
+        if (k == 0) ASSERT_TRUE(p.out.wait(true, false, 30000ms));
+      }
+    });
   });
   EXPECT_NEAR(t.wall_s, kWire16MiB1Gbit, 0.15 * kWire16MiB1Gbit) << "try_send's wall time";
   EXPECT_LT(t.cpu_s, 0.25 * kWire16MiB1Gbit) << "the sender spent CPU time during the wire time";
@@ -147,11 +168,13 @@ TEST(EmulatedLink, BackToBackMessagesQueueAndEachPaysTheLatency) {
   // Four 64 KiB messages at 1 Gbit/s with 20 ms latency: 4 x (20 + 0.52) ms = 82 ms. The
   // latency dominates, so a latency charged per chunk, twice, or not at all shows at once,
   // while a busy machine's late wake-ups between messages stay within the bound.
-  PacedPair p = paced_pair(parse_link("1gbit,20ms"));
   const size_t m = 64u << 10;
   const std::string data = pattern(4 * m, 5);
-  const Timing t = timed_transfer(p, data, [&] {
-    for (size_t k = 0; k < 4; ++k) p.out.send_all(data.data() + k * m, m, 30s);
+  const Timing t = fastest_of([&] {
+    PacedPair p = paced_pair(parse_link("1gbit,20ms"));
+    return timed_transfer(p, data, [&] {
+      for (size_t k = 0; k < 4; ++k) p.out.send_all(data.data() + k * m, m, 30s);
+    });
   });
   const double expected = 4 * (20e-3 + m * 8 / 1e9);
   EXPECT_GT(t.wall_s, 0.97 * expected);
@@ -165,12 +188,8 @@ TEST(EmulatedLink, DuplexExchangeIsPacedBothWaysAtOnce) {
   // two directions are two wires, so both finish in one wire time, not two, with the
   // bytes intact and the CPU asleep most of it.
   const LinkSpec link = parse_link("1gbit");
-  Listener listener("127.0.0.1", 0);
-  SocketStream a(Socket::connect("127.0.0.1", listener.port(), 5s), link);
-  SocketStream b(listener.accept_any(5s), link);
   const size_t n = 8u << 20;
   const std::string a_to_b = pattern(n, 7), b_to_a = pattern(n, 8);
-  std::string got_by_a(n, '\0'), got_by_b(n, '\0');
   const auto exchange = [&](SocketStream& s, const std::string& out, std::string& in, Timing& t) {
     const double cpu0 = thread_cpu_seconds();
     const Clock::time_point t0 = Clock::now();
@@ -180,12 +199,23 @@ TEST(EmulatedLink, DuplexExchangeIsPacedBothWaysAtOnce) {
     duplex.flush();
     t = {std::chrono::duration<double>(Clock::now() - t0).count(), thread_cpu_seconds() - cpu0};
   };
-  Timing ta{}, tb{};
-  std::thread other([&] { exchange(b, b_to_a, got_by_b, tb); });
-  exchange(a, a_to_b, got_by_a, ta);
-  other.join();
-  EXPECT_TRUE(got_by_b == a_to_b);
-  EXPECT_TRUE(got_by_a == b_to_a);
+  Timing ta{}, tb{};  // both ends of the fastest attempt (the slower end's wall time)
+  for (int k = 0; k < kAttempts; ++k) {
+    Listener listener("127.0.0.1", 0);
+    SocketStream a(Socket::connect("127.0.0.1", listener.port(), 5s), link);
+    SocketStream b(listener.accept_any(5s), link);
+    std::string got_by_a(n, '\0'), got_by_b(n, '\0');
+    Timing ra{}, rb{};
+    std::thread other([&] { exchange(b, b_to_a, got_by_b, rb); });
+    exchange(a, a_to_b, got_by_a, ra);
+    other.join();
+    EXPECT_TRUE(got_by_b == a_to_b);
+    EXPECT_TRUE(got_by_a == b_to_a);
+    if (k == 0 || std::max(ra.wall_s, rb.wall_s) < std::max(ta.wall_s, tb.wall_s)) {
+      ta = ra;
+      tb = rb;
+    }
+  }
   const double wire = n * 8 / 1e9;  // 67.1 ms
   for (const Timing& t : {ta, tb}) {
     EXPECT_NEAR(t.wall_s, wire, 0.15 * wire);
