@@ -52,6 +52,10 @@ void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
   app.add_option("--limit", o.limit, "train on the first N examples only (0: all)");
   app.add_option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
   app.add_option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here");
+  app.add_option("--target", o.target,
+                 "test accuracy (0..1) PASS needs within 3 epochs; lower it for short runs")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_flag(
       "--no-shuffle", [&o](int64_t) { o.shuffle = false; },
       "visit the examples in file order every epoch");
@@ -293,11 +297,14 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
                          "): the gradients are not the mean over ranks");
   }
   if (!differs.empty()) return Verdict::fail(differs);
-  if (best_accuracy < kTargetAccuracy) {
-    return Verdict::fail("test accuracy " + format_fixed(100 * best_accuracy, 2) + "% within " +
-                         std::to_string(std::min(o.epochs, kTargetEpochs)) +
-                         " epoch(s), below the target of " +
-                         format_fixed(100 * kTargetAccuracy, 0) + "% (" + summary + ")");
+  if (best_accuracy < o.target) {
+    return Verdict::fail(
+        "test accuracy " + format_fixed(100 * best_accuracy, 2) + "% within " +
+        std::to_string(std::min(o.epochs, kTargetEpochs)) + " epoch(s), below the target of " +
+        format_fixed(100 * o.target, 0) + "% (" + summary + ")" +
+        (o.epochs < kTargetEpochs || o.limit > 0
+             ? ": a short run (--epochs, --limit); --target sets what it must reach"
+             : ""));
   }
   return Verdict::pass(summary);
 }
