@@ -52,13 +52,16 @@ void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
   app.add_option("--limit", o.limit, "train on the first N examples only (0: all)");
   app.add_option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
   app.add_option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here");
+  app.add_flag(
+      "--no-shuffle", [&o](int64_t) { o.shuffle = false; },
+      "visit the examples in file order every epoch");
+}
+
+void add_target_flag(CLI::App& app, DdpTrainingOptions& o) {
   app.add_option("--target", o.target,
                  "test accuracy (0..1) PASS needs within 3 epochs; lower it for short runs")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  app.add_flag(
-      "--no-shuffle", [&o](int64_t) { o.shuffle = false; },
-      "visit the examples in file order every epoch");
 }
 
 DdpData load_ddp_data(const DdpTrainingOptions& o) {

@@ -97,8 +97,10 @@ constexpr int kEquivalenceSteps = 3;
 ///        allows for that, and a rank that skips the all-reduce still moves thousands of
 ///        elements by about lr. (Adam cannot tell a sum from a mean: it is scale-free.)
 double equivalence_tolerance(const DdpTrainingOptions& o);
-/// Adds the options above to a driver's CLI11 app.
+/// Adds the options above, except --target, to a driver's CLI11 app.
 void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o);
+/// Adds --target (lessons 09 and 10; the capstone has its own, for its final accuracy).
+void add_target_flag(CLI::App& app, DdpTrainingOptions& o);
 
 /// Training and test sets, standardised with the training set's statistics (the same on
 /// every rank), the first o.limit training examples when o.limit > 0 (training_data.h).

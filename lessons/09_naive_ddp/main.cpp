@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   config.backends = course::backend_choices();
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g_options);
+    course::add_target_flag(app, g_options);
     app.add_option("--variant", g_variant, "per-param (one all-reduce each) or flat (one buffer)")
         ->check(CLI::IsMember({"per-param", "flat"}))
         ->capture_default_str();

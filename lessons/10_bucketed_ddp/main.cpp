@@ -206,6 +206,7 @@ int main(int argc, char** argv) {
   config.has_bench = true;
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g.training);
+    course::add_target_flag(app, g.training);
     app.add_option("--bucket-cap-mb", g.bucket_cap_mb, "bucket size limit (0: one per parameter)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
