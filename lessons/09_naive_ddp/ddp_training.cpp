@@ -171,7 +171,8 @@ double check_equivalence(const DdpTrainingOptions& o, const DdpData& data, Proce
   return max_abs_difference(ddp_model->state_dict(), serial->state_dict());
 }
 
-std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg) {
+std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg,
+                                         const std::string& when) {
   const NamedTensors state = model.state_dict();
   const std::vector<float> mine = flatten(state);
   std::vector<float> theirs = mine;
@@ -182,7 +183,7 @@ std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg) 
   pg.all_gather(differs, all);
   for (int r = 0; r < pg.size(); ++r) {
     if (all[static_cast<size_t>(r)] != 0.0f) {
-      return "rank " + std::to_string(r) + "'s parameters differ from rank 0's after training";
+      return "rank " + std::to_string(r) + "'s parameters differ from rank 0's " + when;
     }
   }
   return "";
@@ -212,6 +213,11 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   // The run itself.
   std::shared_ptr<Sequential> model = make_ddp_model(o, data.sizes, rank);
   std::unique_ptr<GradientSync> sync = make_sync(*model, pg);
+  // Before any gradient: the ranks started different on purpose; construction must have
+  // made them equal (a difference found later would look like a wrong average).
+  const std::string unequal = check_identical_across_ranks(
+      *model, pg, "right after construction, before any step: the broadcast at construction");
+  if (!unequal.empty()) return Verdict::fail(unequal + " did not reach every rank");
   DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()),
                          false, device);
   if (talk && !o.init.empty()) {

@@ -16,6 +16,7 @@
 //            model = make_mlp(seed + r)      ranks start different on purpose
 //            rank 0 only: --init PATH        load the starting state dict
 //            sync = make_sync(model, pg)     checks shapes, broadcasts rank 0's state
+//            every rank's parameters equal rank 0's (else FAIL: the broadcast)
 //            equivalence check (below), on a copy of that state
 //            for each epoch: sampler.set_epoch(e); for each batch:
 //                zero_grad; forward; loss; sync.prepare_for_backward(); backward;
@@ -143,8 +144,10 @@ double check_equivalence(const DdpTrainingOptions& o, const DdpData& data, Proce
                          const SyncFactory& make_sync, int steps = kEquivalenceSteps);
 
 /// Check 2: "" when every rank's parameters and buffers equal rank 0's bit for bit, else
-/// what differs on which rank (the same text on every rank).
-std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg);
+/// what differs on which rank (the same text on every rank), "... differ from rank 0's "
+/// followed by `when`.
+std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg,
+                                         const std::string& when = "after training");
 
 /// The whole run described at the top of this file; `out` gets rank 0's progress.
 Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
