@@ -34,7 +34,7 @@ std::pair<Tensor, Tensor> rows_of_ranks(int first_rank, int last_rank) {
     while (row >= first_row_of(rank + 1)) ++rank;
     for (int64_t c = 0; c < kChannels; ++c) {
       x.data()[i * kChannels + c] = static_cast<float>(
-          std::sin(0.7 * static_cast<double>(row + 1) + 1.3 * c) * (1.0 + 0.5 * rank) + 0.3 * rank);
+          std::sin(0.7 * static_cast<double>(row + 1) + 1.3 * c) * (1.0 + 0.5 * rank) + 1.0 * rank);
       w.data()[i * kChannels + c] =
           static_cast<float>(std::cos(0.9 * static_cast<double>(row) + c));
     }
