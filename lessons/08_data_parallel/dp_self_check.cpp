@@ -41,7 +41,9 @@ std::string check_chunk_sizes() {
 
 std::string check_scatter() {
   Tensor batch = Tensor::empty({10, 2});
-  for (int64_t i = 0; i < 20; ++i) batch.data()[i] = static_cast<float>(i / 2);  // row i: i
+  for (int64_t row = 0; row < 10; ++row) {
+    batch.data()[2 * row] = batch.data()[2 * row + 1] = static_cast<float>(row);  // row i: i
+  }
   const std::vector<Tensor> chunks = scatter(batch, 4);
   int64_t begin = 0;
   for (size_t k = 0; k < chunks.size(); ++k) {
