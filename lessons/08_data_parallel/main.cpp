@@ -32,6 +32,7 @@
 #include "data_parallel.h"
 #include "data_parallel_times.h"
 #include "device_pool.h"
+#include "dp_self_check.h"
 #include "driver.h"
 #include "mnist.h"
 #include "ops.h"
@@ -153,6 +154,10 @@ std::string check_equivalence(const Options& o, const Data& d, int devices) {
 // ---- Training ----------------------------------------------------------------------------
 
 course::Verdict train(const Options& o, int devices) {
+  // First the cases an even batch on healthy replicas cannot see (dp_self_check.h).
+  const std::string wrong = course::self_check_data_parallel();
+  if (!wrong.empty()) return course::Verdict::fail("self-check: " + wrong);
+  std::cout << course::kDataParallelSelfCheckPassed << "\n";
   const Data d = load(o);
   std::cout << "data: " << d.train.size() << " training and " << d.test.size()
             << " test examples from " << o.data << "\n";

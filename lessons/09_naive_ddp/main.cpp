@@ -6,7 +6,9 @@
 //   ./lesson09 --np 2 --init /tmp/mlp.safetensors     # start again from it
 //   ./lesson09 --compare                              # the side-by-side table
 //
-// Every rank loads Fashion-MNIST, builds lesson 07's MLP from its own seed, wraps it in
+// First a self-check of the sampler and of NaiveDdp on cases training cannot see (uneven
+// data, ranks seeded differently, gradients with a closed-form mean: ddp_self_check.h).
+// Then every rank loads Fashion-MNIST, builds lesson 07's MLP from its own seed, wraps it in
 // your NaiveDdp (which checks the model on every rank and broadcasts rank 0's
 // parameters), and trains on its DistributedSampler's share with batch --batch-size per
 // rank. Only rank 0 prints. The training loop and the verdict are ddp_training.h's:
@@ -17,6 +19,7 @@
 #include <iostream>
 
 #include "ddp_compare.h"
+#include "ddp_self_check.h"
 #include "ddp_training.h"
 #include "driver.h"
 #include "flag_checks.h"
@@ -55,6 +58,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
     std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), variant "
               << g_variant << std::endl;
   }
+  // Before training: the cases a default run cannot see (ddp_self_check.h).
+  const std::string problem = course::run_lesson09_self_check(*pg);
+  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
+  if (ctx.rank() == 0) std::cout << course::kLesson09SelfCheckPassed << std::endl;
   return course::run_ddp_training(
       g_options, *pg,
       [variant](course::Module& m, course::ProcessGroup& g) {
@@ -74,6 +81,7 @@ int main(int argc, char** argv) {
   config.has_link = true;
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g_options);
+    course::add_target_flag(app, g_options);
     app.add_option("--variant", g_variant, "per-param (one all-reduce each) or flat (one buffer)")
         ->check(CLI::IsMember({"per-param", "flat"}))
         ->capture_default_str();

@@ -104,7 +104,9 @@ class NaiveDdp : public GradientSync {
   ProcessGroup& pg_;
   GradSync variant_;
   std::vector<std::pair<std::string, Variable>> params_;  ///< named_parameters(), once
-  std::vector<float> flat_;  ///< the flat variant's buffer, sized once (every element)
+  /// The flat variant's buffer: sync_gradients_flat sizes it to every gradient element,
+  /// back to back (it starts empty; a resize to the same size after the first step keeps it).
+  std::vector<float> flat_;
 };
 
 }  // namespace course

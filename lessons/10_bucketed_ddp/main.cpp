@@ -8,7 +8,9 @@
 //   ./lesson10 --np 2 --epochs 1 --checkpoint /tmp/mlp.safetensors
 //   ./lesson10 --bench --np 2                          # the bucket sweep, CSV and plot
 //
-// Every rank loads Fashion-MNIST and trains lesson 07's MLP with lesson 09's training loop
+// First a self-check of the bucket assignment and the Reducer on cases training cannot see
+// (worked tables; gradients arriving in a rank-dependent order: reducer_self_check.h).
+// Then every rank loads Fashion-MNIST and trains lesson 07's MLP with lesson 09's training loop
 // (ddp_training.h: its flags, sampler, equivalence check and verdict), with gradients
 // synchronised by your Reducer through DistributedDataParallel. Then, with
 // --grad-accum K, K micro-batches (K - 1 under no_sync) are checked against one step of
@@ -32,6 +34,7 @@
 #include "handshake.h"
 #include "ops.h"
 #include "process_group_factory.h"
+#include "reducer_self_check.h"
 #include "ring_allreduce.h"
 #include "tensor_ops.h"
 
@@ -170,6 +173,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
               << " MiB" << (g.find_unused ? ", find_unused_parameters" : "")
               << (g.as_view ? ", gradient_as_bucket_view" : "") << std::endl;
   }
+  // Before training: the cases a default run cannot see (reducer_self_check.h).
+  const std::string problem = course::run_lesson10_self_check(*pg);
+  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
+  if (ctx.rank() == 0) std::cout << course::kLesson10SelfCheckPassed << std::endl;
   course::Verdict verdict = course::run_ddp_training(
       g.training, *pg,
       [](course::Module& m, course::ProcessGroup& group) {
@@ -201,6 +208,7 @@ int main(int argc, char** argv) {
   config.has_link = true;
   const auto add_options = [](CLI::App& app) {
     course::add_ddp_training_flags(app, g.training);
+    course::add_target_flag(app, g.training);
     app.add_option("--bucket-cap-mb", g.bucket_cap_mb, "bucket size limit (0: one per parameter)")
         ->check(course::number_in(0, 4096))
         ->capture_default_str();

@@ -35,7 +35,7 @@ void Reducer::mark_variable_ready(size_t index) {
   record_ready(index);
   // TODO(lesson10): grad / world into the slice (zeros if undefined); bucket view option
   COURSE_TODO();
-  // TODO(lesson10): count the bucket down; when complete, launch ready buckets in order
+  // TODO(lesson10): count the bucket down; complete: log it in ready_log_, launch in order
   COURSE_TODO();
 }
 

@@ -124,7 +124,8 @@ class Reducer {
   /// The current buckets, in launch order.
   std::vector<BucketInfo> buckets() const;
   /// This iteration's log, in the order things happened: the buckets as they became
-  /// ready, and as their all-reduces were launched.
+  /// ready (mark_variable_ready appends b to ready_log_: part of the exercise, checked by
+  /// the tests), and as their all-reduces were launched (launch_bucket, given).
   const std::vector<size_t>& ready_log() const { return ready_log_; }
   const std::vector<size_t>& launch_log() const { return launch_log_; }
   /// Parameters unused on this rank in this iteration (find_unused_parameters).

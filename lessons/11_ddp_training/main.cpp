@@ -26,6 +26,7 @@
 #include "handshake.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
+#include "sync_bn_self_check.h"
 
 namespace {
 
@@ -57,6 +58,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   if (ctx.args().bench) {
     return course::run_capstone_bench(g_options, g_bench, *pg, *bn_group, std::cout);
   }
+  // Before training, with or without --sync-bn: your SyncBatchNorm (sync_bn_self_check.h).
+  const std::string problem = course::self_check_sync_batch_norm(*bn_group);
+  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
+  if (ctx.rank() == 0) std::cout << course::kSyncBnSelfCheckPassed << std::endl;
   return course::run_capstone(g_options, *pg, *bn_group, std::cout).verdict;
 }
 

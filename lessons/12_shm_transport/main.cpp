@@ -18,6 +18,7 @@
 #include <iostream>
 #include <vector>
 
+#include "channel_self_check.h"
 #include "collective_oracle.h"
 #include "driver.h"
 #include "full_mesh.h"
@@ -89,6 +90,9 @@ void check_streams(course::TcpComm& comm, std::vector<std::string>& failures) {
 course::Verdict run_check(course::DriverContext& ctx) {
   const int world = ctx.world();
   const int rank = ctx.rank();
+  // First your channel alone, full and empty (channel_self_check.h).
+  const std::string wrong = course::self_check_shm_channel();
+  if (!wrong.empty()) return course::Verdict::fail("self-check: " + wrong);
   auto pg = course::make_process_group("tcp", ctx.store(), rank, world,
                                        lesson_recipe(ctx, "lesson12", g_transport));
   auto& comm = static_cast<course::TcpProcessGroup&>(*pg).comm();

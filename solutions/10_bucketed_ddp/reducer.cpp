@@ -91,7 +91,7 @@ void Reducer::mark_variable_ready(size_t index) {
     if (options_.gradient_as_bucket_view) p.set_grad(view);
   }
   // END SOLUTION
-  // BEGIN SOLUTION: count the bucket down; when complete, launch ready buckets in order
+  // BEGIN SOLUTION: count the bucket down; complete: log it in ready_log_, launch in order
   const size_t b = locator_[index].first;
   if (--buckets_[b].pending == 0) {
     ready_log_.push_back(b);

@@ -176,6 +176,21 @@ class Units(unittest.TestCase):
         self.assertEqual((skip.status, skip.detail), ("skipped", "skipped here: needs two ranks"))
         failed = "[ RUN      ] S.t\nt.cpp:9: Failure\nExpected equality\n  a\n    Which is: 3\n[  FAILED  ] S.t (0 ms)\n"
         self.assertTrue(run(failed).reason.startswith("t.cpp:9: Expected equality"))
+        # A test whose first case failed (the tcp backend saw mismatched sizes) and whose
+        # second case then timed out in the harness (gloo waited): the first is the cause.
+        both = ("[ RUN      ] S.t\n../../tests/harness/harness.cpp:315: Failure\nFailed\n"
+                "rank 0 of 3 threw: rank 2 all-reduces 2 elements, rank 0 3\n"
+                "Google Test trace:\n../../tests/x/t.cpp:185: tcp\n"
+                "../../tests/harness/harness.cpp:308: Failure\nFailed\n"
+                "rank 0 of 3: timed out after 15 s; rank 0 was still running\n"
+                "Google Test trace:\n../../tests/x/t.cpp:185: gloo\n[  FAILED  ] S.t (15097 ms)\n")
+        self.assertEqual(run(both).reason, "rank 0 of 3 threw: rank 2 all-reduces 2 elements, "
+                         "rank 0 3 [tcp] (later in the test: timed out after 15 s)")
+        # A timeout that is the first failure stays the reason.
+        hang_first = ("[ RUN      ] S.t\nh.cpp:1: Failure\nrank 2 of 4: timed out after 30 s; "
+                      "rank 2 was still in recv from rank 1\nt.cpp:9: Failure\nExpected "
+                      "equality\n[  FAILED  ] S.t (0 ms)\n")
+        self.assertIn("rank 2 was still in recv from rank 1", run(hang_first).reason)
 
     @wanted("units")
     def test_containment_kills_what_the_command_leaves(self):

@@ -7,6 +7,9 @@ output. In order of what explains the failure best:
                       harness said where the ranks were stuck, else "timed out after 30 s
                       (stopped by the grader): an infinite loop, or a deadlock?"
   a TODO              "TODO lessons/05_ring_allreduce/ring.cpp:88 is not written yet"
+  an earlier failure  a test that failed an assertion (or saw a rank throw) before a later
+                      case of it timed out in the harness: that first message, with
+                      "(later in the test: timed out after 15 s)" after it
   timed out (harness) the harness's own "timed out after N s; rank R was still in ..."
   a crash             "crashed: signal 11 (SIGSEGV, segmentation fault)"
   an assertion        the first GoogleTest failure message, condensed to one line
@@ -80,8 +83,12 @@ def first_failure(body: str) -> str:
                     break
             if msg and msg[0] == "Failed":  # ADD_FAILURE()/FAIL(): the message follows
                 msg = msg[1:]
+            if "Google Test trace:" in msg:  # SCOPED_TRACE("gloo"): the case, in brackets
+                at = msg.index("Google Test trace:")
+                cases = [t.rsplit(": ", 1)[-1] for t in msg[at + 1:] if ": " in t]
+                msg = msg[:at] + ([f"[{', '.join(cases)}]"] if cases else [])
             text = " ".join(msg)
-            if not where or where == "unknown file" or where.startswith("tests/harness/"):
+            if not where or where == "unknown file" or "tests/harness/" in where:
                 return text[:300]  # the harness reports for a rank: its line says nothing
             return f"{where}: {text}"[:300]
     return ""
@@ -102,6 +109,9 @@ def judge(test: str, run: Contained, timeout_s: float, root: str = "",
     todo = TODO.search(out)
     harness_timeout = HARNESS_TIMEOUT.search(body)
     signalled = run.returncode < 0
+    first = first_failure(body) if failed_marker else ""
+    # The test's own failure came first (a later case of it timed out): that is the cause.
+    earlier = bool(first) and harness_timeout is not None and not HARNESS_TIMEOUT.search(first)
 
     if run.memory_exceeded:
         reason = (f"exceeded {memory_mib:g} MiB of memory (all its processes together; stopped "
@@ -114,6 +124,9 @@ def judge(test: str, run: Contained, timeout_s: float, root: str = "",
                       f"or a deadlock?")
     elif todo:
         reason = f"TODO {todo.group(1)} is not written yet"
+    elif earlier:
+        later = harness_timeout.group(1).split(";")[0]
+        reason = f"{first} (later in the test: {later})"
     elif harness_timeout:
         reason = harness_timeout.group(1)
     elif signalled:
@@ -124,7 +137,7 @@ def judge(test: str, run: Contained, timeout_s: float, root: str = "",
         why = re.search(r": Skipped\s*\n([^\n]*)", body)
         return Verdict("skipped", "", f"skipped here: {why.group(1).strip() if why else body}")
     elif failed_marker:
-        reason = first_failure(body) or "failed (see the output)"
+        reason = first or "failed (see the output)"
     elif ok:
         reason = f"the test passed, then its process exited with code {run.returncode}"
     else:
