@@ -64,7 +64,7 @@ void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
 void add_target_flag(CLI::App& app, DdpTrainingOptions& o) {
   app.add_option("--target", o.target,
                  "test accuracy (0..1) PASS needs within 3 epochs; lower it for short runs")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in(0.0, 1.0))
       ->capture_default_str();
 }
 
