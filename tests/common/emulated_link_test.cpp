@@ -156,7 +156,9 @@ TEST(EmulatedLink, NonBlockingSendsArePacedAndWaitSleeps) {
       while (at < data.size()) {
         const size_t k = p.out.try_send(data.data() + at, data.size() - at);
         at += k;
-        if (k == 0) ASSERT_TRUE(p.out.wait(true, false, 30000ms));
+        if (k == 0) {
+          ASSERT_TRUE(p.out.wait(true, false, 30000ms));
+        }
       }
     });
   });
