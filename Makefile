@@ -118,7 +118,8 @@ test-stub-builds: test-reference
 # The grader (tools/grade.py) on the stubs, the reference and sabotaged code.
 test-grader: setup
 	@if [ -d solutions ]; then GRADER_TEST_REFERENCE=$(REF_BUILD) \
-	   $(if $(SANITIZE),GRADER_TEST_COPY_CXX_FLAGS="$(ASAN_CXX)") python3 tests/grader/test_grader.py; \
+	   $(if $(SANITIZE),GRADER_TEST_COPY_CXX_FLAGS="$(ASAN_COPY_CXX)" GRADER_TEST_COPY_LINK_FLAGS="$(ASAN_CXX)") \
+	   python3 tests/grader/test_grader.py; \
 	 else echo "test-grader: skipped (a learner's copy has no solutions/)"; fi
 
 check-classroom:
@@ -189,6 +190,9 @@ bench: setup
 # pick less to build and run (e.g. SAN_TARGETS="test_common test_06" SAN_LABELS="common|lesson06").
 SAN_FLAGS := -DIMPL=solutions -DCHAIN=ref -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1"
 ASAN_CXX := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# The grader's learner copy under SANITIZE=asan (tests/grader/test_grader.py): ASan only, so
+# its sabotaged null-pointer write still crashes as a learner's would.
+ASAN_COPY_CXX := -fsanitize=address -fno-omit-frame-pointer
 TSAN_CXX := -fsanitize=thread -fno-omit-frame-pointer
 SAN_TARGETS ?= test_common $(foreach n,$(LESSON_NUMS),test_$(n) lesson$(n)) launch
 SAN_LABELS ?=

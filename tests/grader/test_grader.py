@@ -29,8 +29,11 @@ The copy is built without CUDA and at -O1 without debug information (COPY_BUILD:
 grader's behaviour depends on neither) and kept between runs, so a second `make test`
 rebuilds only what changed.
 GRADER_TEST_REFERENCE=DIR takes the reference build from DIR instead of build/solutions
-(`make test SANITIZE=asan`: build/asan); GRADER_TEST_COPY_CXX_FLAGS are the copy's compile
-flags (there: the same sanitizers, since the copy links that build's reference libraries).
+(`make test SANITIZE=asan`: build/asan); GRADER_TEST_COPY_CXX_FLAGS and
+GRADER_TEST_COPY_LINK_FLAGS are the copy's compile and link flags. There: compiled under
+AddressSanitizer and linked with UndefinedBehaviorSanitizer's runtime too, which that
+build's reference libraries need; not compiled under UBSan, which would report the
+sabotage's null-pointer write as undefined behaviour instead of letting it crash.
 GRADER_TEST_ONLY=units,stubs,reference,sabotage runs a subset.
 
 What this is not: a test of the lessons. A lesson's own tests say whether it works.
@@ -63,7 +66,8 @@ ONLY = set(filter(None, os.environ.get("GRADER_TEST_ONLY", "").split(",")))
 # grader's behaviour depends on neither, and it costs about half of -O2 -g to compile.
 COPY_BUILD = ["--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF", "--cmake-arg=-DCMAKE_BUILD_TYPE=Quick",
               "--cmake-arg=-DCMAKE_CXX_FLAGS_QUICK=-O1",
-              f"--cmake-arg=-DCMAKE_CXX_FLAGS={os.environ.get('GRADER_TEST_COPY_CXX_FLAGS', '')}"]
+              f"--cmake-arg=-DCMAKE_CXX_FLAGS={os.environ.get('GRADER_TEST_COPY_CXX_FLAGS', '')}",
+              f"--cmake-arg=-DCMAKE_EXE_LINKER_FLAGS={os.environ.get('GRADER_TEST_COPY_LINK_FLAGS', '')}"]
 # Under the sanitizers a test's processes hold more memory (shadow memory, ASan's quarantine
 # of freed blocks): the reference's large-message tests get room to pass; the memory
 # sabotage sets its own limit.
