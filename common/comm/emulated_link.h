@@ -63,11 +63,13 @@ std::string link_header();
 /// Thread safety: one sending thread at a time (as the stream it belongs to).
 class LinkPacer {
  public:
+  /// The clock the wire's times are on.
   using Clock = std::chrono::steady_clock;
   /// Bytes handed to the socket per wire slot (a NIC's packets, coarsened: each chunk
   /// costs the sender one wake-up).
   static constexpr size_t kPaceChunk = 256 << 10;
 
+  /// A wire with `spec`'s bandwidth and latency, free now.
   explicit LinkPacer(LinkSpec spec) : spec_(spec) {}
 
   /// The link's figures.
