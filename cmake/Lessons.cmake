@@ -18,6 +18,8 @@
 #                solutions/, has only lessons/: there it is ex_NN_mine)
 #   lessonNN_stubs  the same driver on lesson NN's stubs (for the stub check of `make test`)
 #   test_NN      GoogleTest executable from tests/NN_topic/*.cpp, tests labelled lessonNN
+#   test_NN_stubs  the same test objects on lesson NN's stubs (not built by default; the
+#                grader's self-test grades it)
 #
 # solutions/NN_topic holds only the files with answers; headers and given code live once,
 # in lessons/NN_topic, which is on the include path of every later lesson, so a lesson may
@@ -43,18 +45,30 @@ endif()
 set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Seconds each CTest test may run")
 
 # Adds a GoogleTest executable and registers each of its tests with CTest.
-#   course_add_test(NAME <target> LABEL <label> SOURCES ... LIBS ...)
+#   course_add_test(NAME <target> LABEL <label> SOURCES ... LIBS ... [STUB_LIBS ...])
+# The test files compile once, as the object library <target>_objects. With STUB_LIBS
+# the same objects are linked a second time, against the lesson's untouched stubs, into
+# <target>_stubs: not registered with CTest and not built by default; the grader's
+# self-test grades it (`grade.py --impl stubs`) to show that every test worth points
+# stops at a TODO of its own lesson.
 function(course_add_test)
-  cmake_parse_arguments(T "" "NAME;LABEL" "SOURCES;LIBS" ${ARGN})
-  add_executable(${T_NAME} ${T_SOURCES})
-  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} course_harness GTest::gtest GTest::gtest_main)
+  cmake_parse_arguments(T "" "NAME;LABEL" "SOURCES;LIBS;STUB_LIBS" ${ARGN})
+  add_library(${T_NAME}_objects OBJECT ${T_SOURCES})
+  target_link_libraries(${T_NAME}_objects PRIVATE ${T_LIBS} course_harness GTest::gtest)
   if(COURSE_PCH)
-    target_precompile_headers(${T_NAME} REUSE_FROM course_harness)
+    target_precompile_headers(${T_NAME}_objects REUSE_FROM course_harness)
   endif()
+  add_executable(${T_NAME} $<TARGET_OBJECTS:${T_NAME}_objects>)
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} course_harness GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${T_NAME}
     DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS ${T_LABEL} TIMEOUT ${COURSE_TEST_TIMEOUT}
     TEST_PREFIX "${T_LABEL}.")
+  if(T_STUB_LIBS)
+    add_executable(${T_NAME}_stubs EXCLUDE_FROM_ALL $<TARGET_OBJECTS:${T_NAME}_objects>)
+    target_link_libraries(${T_NAME}_stubs PRIVATE ${T_STUB_LIBS} course_harness GTest::gtest
+                          GTest::gtest_main)
+  endif()
 endfunction()
 
 # ex_NN_given (OBJECT): lesson NN's given files, the lessons/NN_topic/*.cpp that are
@@ -238,7 +252,12 @@ macro(course_add_all_lessons)
     if(EXISTS ${CMAKE_SOURCE_DIR}/tests/${_topic})
       file(GLOB _tsrcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/${_topic}/*.cpp)
       if(_tsrcs)
-        course_add_test(NAME test_${_nn} LABEL lesson${_nn} SOURCES ${_tsrcs} LIBS chain_${_nn})
+        set(_stub_libs "")
+        if(_course_have_solutions)  # test_NN_stubs: lesson NN's stubs, the reference before it
+          set(_stub_libs ex_${_nn}_stubs ${_course_earlier_ref})
+        endif()
+        course_add_test(NAME test_${_nn} LABEL lesson${_nn} SOURCES ${_tsrcs} LIBS chain_${_nn}
+                        STUB_LIBS ${_stub_libs})
       endif()
     endif()
     if(_course_hidden_dir)

@@ -16,6 +16,9 @@ results format). Hidden tests: --hidden DIR or COURSE_HIDDEN_TESTS=DIR, with DIR
     python3 tools/grade.py                     every lesson, the learner's code
     python3 tools/grade.py --lesson 05         one lesson (make grade-lesson05)
     python3 tools/grade.py --impl solutions    the reference, graded as if it were a learner's
+    python3 tools/grade.py --impl stubs        the untouched stubs (generated from solutions/),
+                                               in the reference build: every test should stop
+                                               at a TODO (the grader's own self-test)
     python3 tools/grade.py --json /autograder/results/results.json      (Gradescope)
     python3 tools/grade.py --limits            each lesson's points and time limits, as the
                                                Markdown table docs/learners.md shows
@@ -50,8 +53,10 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lesson", action="append", default=[], metavar="NN",
                    help="grade this lesson only (repeatable): 5, 05, lesson05 or 05_ring_allreduce")
-    p.add_argument("--impl", choices=("lessons", "solutions"), default="lessons",
-                   help="whose code lesson NN is: lessons/ (the learner's, default) or solutions/")
+    p.add_argument("--impl", choices=("lessons", "solutions", "stubs"), default="lessons",
+                   help="whose code lesson NN is: lessons/ (the learner's, default), solutions/, "
+                        "or the stubs generated from solutions/ (test_NN_stubs of the "
+                        "reference build)")
     p.add_argument("--root", type=pathlib.Path, default=ROOT, help="the course tree to grade")
     p.add_argument("--build", type=pathlib.Path,
                    help="build directory (default: ROOT/build/IMPL, shared with `make lessonNN`)")
@@ -94,7 +99,11 @@ class Grader:
     def __init__(self, args):
         self.args = args
         self.root = args.root.resolve()
-        self.build = (args.build or self.root / "build" / args.impl).resolve()
+        # The stubs are graded in the reference build, where each lesson's test objects are
+        # linked a second time against its stubs (test_NN_stubs, cmake/Lessons.cmake).
+        self.tree = "solutions" if args.impl == "stubs" else args.impl
+        self.suffix = "_stubs" if args.impl == "stubs" else ""
+        self.build = (args.build or self.root / "build" / self.tree).resolve()
         self.hidden = args.hidden.resolve() if args.hidden else None
         self.configured = None  # (ok, reason, excerpt) once configured
 
@@ -115,9 +124,9 @@ class Grader:
     def configure(self):
         if self.configured is None:
             self.say(f"grade: configuring {self.build.relative_to(self.root) if self.build.is_relative_to(self.root) else self.build} "
-                     f"(IMPL={self.args.impl}, earlier lessons from the reference"
+                     f"(IMPL={self.tree}, earlier lessons from the reference"
                      f"{', hidden tests from ' + str(self.hidden) if self.hidden else ''})")
-            self.configured = buildlib.configure(self.root, self.build, self.args.impl, self.hidden,
+            self.configured = buildlib.configure(self.root, self.build, self.tree, self.hidden,
                                                  self.args.cmake_arg)
         return self.configured
 
@@ -132,8 +141,8 @@ class Grader:
         pf = self.load_points(visible_dir, "visible")
         parts = []
         if lessonlib.test_sources(visible_dir):
-            parts.append((f"test_{lesson.nn}", pf, False))
-        if hidden_dir:
+            parts.append((f"test_{lesson.nn}{self.suffix}", pf, False))
+        if hidden_dir and not self.suffix:  # hidden tests link the reference: not the stubs
             parts.append((f"test_{lesson.nn}_hidden", self.load_points(hidden_dir, "hidden"), True))
         self.configure()
         self.say(f"grade: {lesson.name} {lesson.title} (each test up to {pf.timeout_s:g} s; "
@@ -242,7 +251,8 @@ def main(argv=None) -> int:
         return 3
     elapsed = time.monotonic() - started
     summary = report.table(results)
-    who = "the reference solutions" if args.impl == "solutions" else "your code (lessons/)"
+    who = {"solutions": "the reference solutions", "stubs": "the untouched stubs"}.get(
+        args.impl, "your code (lessons/)")
     summary += f"\n\ngraded {who} in {elapsed:.0f} s"
     out = (args.json or root / "grade.json")
     report.write_json(out, report.grade_json(results, elapsed, args.impl, summary))

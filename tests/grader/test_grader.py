@@ -6,24 +6,30 @@
   reference  solutions/ graded as a learner's code, in build/solutions (what `make test`
              has built by then): full points. Lesson 01 only: ctest has already run every
              case of every lesson alone, as the grader does; GRADER_TEST_ALL=1 grades all
-  stubs      a learner's copy (tools/export_learner.sh) in build/grader-selftest/export,
-             untouched: 0 points in bounded time, every test worth points fails at a
-             TODO of its own lesson, grade.json is well formed; this also shows that the
-             copy builds and grades without solutions/
-  sabotage   the same copy with lesson 01's answers sabotaged (COURSE_SABOTAGE=
-             deadlock, loop, segfault, exit, memory; sabotage/01_ranks/sabotage.h): lesson
-             01 scores 0 with the right reason and nothing is left running, while lesson
-             02, given its reference code, scores full points; the segfault run also grades
-             hidden/01_ranks. Then lesson 05's ring sabotaged to send a whole segment
-             before it receives: correct on small buffers, so only the large-message cases
-             catch it; they score 0, in seconds, saying deadlock
+  stubs      every lesson's untouched stubs (generated from solutions/), graded in the
+             reference build (`grade.py --impl stubs`: each lesson's test objects linked a
+             second time, against its stubs, as test_NN_stubs): 0 points in bounded time,
+             every test worth points fails at a TODO of its own lesson, grade.json is well
+             formed
+  sabotage   a learner's copy (tools/export_learner.sh) in build/grader-selftest/export,
+             built and graded without solutions/, with lesson 01's answers sabotaged
+             (COURSE_SABOTAGE=deadlock, loop, segfault, exit, memory; sabotage/01_ranks/
+             sabotage.h): lesson 01 scores 0 with the right reason and nothing is left
+             running, while lesson 02, given its reference code, scores full points; the
+             segfault run also grades hidden/01_ranks. Then lesson 05's ring sabotaged to
+             send a whole segment before it receives: correct on small buffers, so only the
+             large-message cases catch it; they score 0, in seconds, saying deadlock. The
+             copy builds only what these grade (lessons 01, 02 and 05, and the libraries
+             of the lessons before them): the stubs of the others are graded in the
+             reference build, from the same sources
 
 The sabotaged files are made at test time from solutions/ (SABOTAGE below): each is the
 reference answer with a few checked textual substitutions, so they follow the reference
 as it changes, and a substitution whose text is no longer there fails the run, naming it.
 
 The copy's lessons/ are the stubs generated from solutions/, whatever this tree's
-lessons/ holds (someone working through the course has answers there).
+lessons/ holds (someone working through the course has answers there); so are the stubs
+graded in the reference build (BUILD/stub-tree).
 
 The copy is built without CUDA and at -O1 without debug information (COPY_BUILD: the
 grader's behaviour depends on neither) and kept between runs, so a second `make test`
@@ -71,7 +77,8 @@ COPY_BUILD = ["--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF", "--cmake-arg=-DCMAKE_BUILD
 # Under the sanitizers a test's processes hold more memory (shadow memory, ASan's quarantine
 # of freed blocks): the reference's large-message tests get room to pass; the memory
 # sabotage sets its own limit.
-if "sanitize" in os.environ.get("GRADER_TEST_COPY_CXX_FLAGS", ""):
+SANITIZED = "sanitize" in os.environ.get("GRADER_TEST_COPY_CXX_FLAGS", "")
+if SANITIZED:
     COPY_BUILD.append("--memory-mib=8192")
 FAST = ["--grace", "3", "-j", "2", *COPY_BUILD]
 VIS = {"visible", "hidden", "after_due_date", "after_published"}
@@ -263,6 +270,32 @@ class Reference(Checks, unittest.TestCase):
         print(f"reference: {data['score']} points, {secs:.0f} s")
 
 
+class Stubs(Checks, unittest.TestCase):
+    """Every lesson's untouched stubs, graded in the reference build (test_NN_stubs)."""
+
+    @wanted("stubs")
+    def test_stubs_score_zero_with_a_todo_per_test(self):
+        extra = ["--memory-mib", "8192"] if SANITIZED else []
+        rc, data, secs, _ = grade("--impl", "stubs", "--build", str(REFERENCE),
+                                  "--json", str(WORK / "stubs.json"), "--timeout", "20",
+                                  "-j", "8", *extra)
+        self.check_grade_json(data)
+        lessons = lessons_with_tests(ROOT)
+        self.assertEqual({t["tags"][0] for t in data["tests"]}, {l.name for l in lessons})
+        bad = []
+        for t in data["tests"]:
+            lesson = next(l for l in lessons if l.name == t["tags"][0])
+            if t["max_score"] > 0 and (t["status"] == "passed" or not re.match(
+                    rf"TODO lessons/{lesson.topic}/\S+:\d+ ", reason(t))):
+                bad.append(f"{t['name']} ({t['status']}): {reason(t)[:200]}")
+        self.assertFalse(bad, "tests worth points that do not stop at a TODO of their lesson "
+                              "on the stubs (make them fail at a TODO, or give them 0 points "
+                              "in tests/NN_topic/points.json):\n" + "\n".join(bad))
+        self.assertEqual(data["score"], 0)
+        self.assertEqual(rc, 1)
+        print(f"stubs: {len(data['tests'])} tests, 0 points, {secs:.0f} s")
+
+
 # The sabotage: (lesson, answer file) -> substitutions (pattern, replacement, count), applied
 # to solutions/<lesson>/<file>. A pattern is a regular expression (re.S); it must match
 # exactly `count` times.
@@ -338,16 +371,16 @@ def copy_if_changed(src, dst):
 
 
 class LearnerCopy(Checks, unittest.TestCase):
-    """A learner's copy (tools/export_learner.sh): first untouched, then sabotaged.
+    """A learner's copy (tools/export_learner.sh), built without solutions/, sabotaged.
 
-    The cases run in the order of their names: the stubs first, on a fresh export; then
-    lesson 01's answers are sabotaged (SABOTAGE) and lesson 02 gets its reference code.
+    The cases run in the order of their names: lesson 01's answers are sabotaged
+    (SABOTAGE) and lesson 02 gets its reference code; then lesson 05's ring.
     """
 
     @classmethod
     def setUpClass(cls):
         cls.other = next((l for l in lessons_with_tests(ROOT) if l.nn != "01"), None)
-        if ONLY and not ONLY & {"stubs", "sabotage"}:
+        if ONLY and "sabotage" not in ONLY:
             return
         WORK.mkdir(parents=True, exist_ok=True)
         subprocess.run(["bash", str(ROOT / "tools" / "export_learner.sh"), str(EXPORT)], cwd=ROOT,
@@ -367,26 +400,6 @@ class LearnerCopy(Checks, unittest.TestCase):
         if LearnerCopy.other:  # a finished lesson next to the broken one
             for f in (ROOT / "solutions" / LearnerCopy.other.topic).iterdir():
                 copy_if_changed(f, EXPORT / "lessons" / LearnerCopy.other.topic / f.name)
-
-    @wanted("stubs")
-    def test_1_stubs_score_zero_with_a_todo_per_test(self):
-        rc, data, secs, _ = grade("--root", str(EXPORT), "--json", str(WORK / "stubs.json"),
-                                  "--timeout", "20", "-j", "8", *COPY_BUILD)
-        self.check_grade_json(data)
-        lessons = lessons_with_tests(EXPORT)
-        self.assertEqual({t["tags"][0] for t in data["tests"]}, {l.name for l in lessons})
-        bad = []
-        for t in data["tests"]:
-            lesson = next(l for l in lessons if l.name == t["tags"][0])
-            if t["max_score"] > 0 and (t["status"] == "passed" or not re.match(
-                    rf"TODO lessons/{lesson.topic}/\S+:\d+ ", reason(t))):
-                bad.append(f"{t['name']} ({t['status']}): {reason(t)[:200]}")
-        self.assertFalse(bad, "tests worth points that do not stop at a TODO of their lesson "
-                              "on the stubs (make them fail at a TODO, or give them 0 points "
-                              "in tests/NN_topic/points.json):\n" + "\n".join(bad))
-        self.assertEqual(data["score"], 0)
-        self.assertEqual(rc, 1)
-        print(f"stubs: {len(data['tests'])} tests, 0 points, {secs:.0f} s")
 
     def sabotage(self, mode, *extra):
         self.break_lesson01()
@@ -410,7 +423,7 @@ class LearnerCopy(Checks, unittest.TestCase):
                 self.assertRegex(reason(t), pattern, t["name"])
 
     @wanted("sabotage")
-    def test_2_deadlock(self):
+    def test_1_deadlock(self):
         extra = ["--lesson", self.other.nn] if self.other else []
         data, mine = self.sabotage("deadlock", *extra)
         self.assert_reasons(mine, r"timed out after 3 s")
@@ -422,25 +435,25 @@ class LearnerCopy(Checks, unittest.TestCase):
             self.assertAlmostEqual(sum(t["score"] for t in theirs), sum(t["max_score"] for t in theirs))
 
     @wanted("sabotage")
-    def test_3_infinite_loop(self):
+    def test_2_infinite_loop(self):
         _, mine = self.sabotage("loop", "--budget", "10")
         self.assert_reasons(mine, r"timed out after 3 s|time budget of 10 s")
         self.assertTrue(any("budget" in reason(t) for t in mine), "the lesson budget stops the rest")
 
     @wanted("sabotage")
-    def test_4_segfault_and_hidden_tests(self):
+    def test_3_segfault_and_hidden_tests(self):
         data, mine = self.sabotage("segfault", "--hidden", str(HERE / "hidden"))
         self.assert_reasons(mine, r"SIGSEGV")
         hidden = [t for t in data["tests"] if "hidden" in t["tags"]]
         self.assertEqual([(t["score"], t["visibility"]) for t in hidden], [(2, "after_published")])
 
     @wanted("sabotage")
-    def test_5_exit_early(self):
+    def test_4_exit_early(self):
         _, mine = self.sabotage("exit")
         self.assert_reasons(mine, r"exit")
 
     @wanted("sabotage")
-    def test_6_ring_that_sends_before_it_receives(self):
+    def test_5_ring_that_sends_before_it_receives(self):
         topic = "05_ring_allreduce"
         if not (ROOT / "solutions" / topic).is_dir() or not (EXPORT / "lessons" / topic).is_dir():
             self.skipTest("no lesson 05 here")
@@ -448,7 +461,7 @@ class LearnerCopy(Checks, unittest.TestCase):
         try:
             rc, data, secs, _ = grade("--root", str(EXPORT), "--json", str(WORK / "sabotage-ring.json"),
                                       "--lesson", "05", *FAST, timeout=900)
-        finally:  # the stubs again, for the next run's stubs case
+        finally:  # the stubs again, as a learner's copy starts
             subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet",
                             "--out", str(EXPORT), "--lesson", topic], cwd=ROOT, check=True)
         self.check_grade_json(data)
@@ -464,7 +477,7 @@ class LearnerCopy(Checks, unittest.TestCase):
         print(f"sabotage ring: {len(large)} large case(s) score 0, {data['score']:.1f} points, {secs:.0f} s")
 
     @wanted("sabotage")
-    def test_7_memory_past_the_limit(self):
+    def test_6_memory_past_the_limit(self):
         _, mine = self.sabotage("memory", "--memory-mib", "300")
         self.assert_reasons(mine, r"exceeded 300 MiB of memory")
 
