@@ -17,13 +17,11 @@
 # gpu_check.sh finds it there. Only nccl.h is bundled, for a machine whose NCCL came
 # without it. Nor CUDA, CMake, a compiler or Ninja: the GPU machine has those.
 #
-# Two changes to the unpacked files, both what Debian's own installation would do:
-#   - the symbolic links update-alternatives makes for OpenBLAS (libopenblas.so in the
-#     multiarch directory), and links that point to /lib or /usr made relative;
-#   - absolute /usr paths in the CMake package files (Gloo names /usr/lib/libgloo.so.0.5.0)
-#     made relative to the file, so the bundle can live anywhere.
-# OpenBLAS's library (36 MB, every CPU's kernels) is stored xz-compressed, which keeps the
-# bundle under 50 MiB; gpu_check.sh uncompresses it on first use.
+# Changes to the unpacked files, so the bundle can live anywhere: links that point to /lib
+# or /usr point into the bundle; absolute /usr paths in the CMake package files (Gloo names
+# /usr/lib/libgloo.so.0.5.0) are made relative to the file. OpenBLAS's library (36 MB,
+# every CPU's kernels) is stored xz-compressed, which keeps the bundle under 50 MiB;
+# gpu_check.sh uncompresses it into its build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-gpu-bundle}
@@ -73,11 +71,6 @@ find "$root" -name pkgconfig -type d -prune -exec rm -rf {} +
 find "$root" \( -name '*.a' ! -name 'libgtest*.a' \) -delete
 find "$root" \( -name 'liblapack*' -o -name 'libblas*' \) -delete
 
-# What update-alternatives makes for OpenBLAS (FindBLAS looks for libopenblas.so).
-lib=$root/usr/lib/$MULTIARCH
-for name in libopenblas.so libopenblas.so.0; do
-  ln -sfn "openblas-pthread/$name" "$lib/$name"
-done
 # Links to /lib/... or /usr/... point into the bundle instead (zlib's libz.so).
 while IFS= read -r link; do
   target=$(readlink "$link")
@@ -107,9 +100,9 @@ for h in /usr/local/cuda/include/nccl.h /usr/include/nccl.h; do
 done
 
 # The big library compressed (gpu_check.sh uncompresses it next to itself on first use).
-while IFS= read -r big; do
-  xz -T0 -6 "$big"
-done < <(find "$root" -type f -size +8M -name '*.so*')
+# Its links (libopenblas.so, .so.0) would dangle: gpu_check.sh makes them beside its copy.
+find "$root" -path '*openblas*' -name 'libopenblas*.so*' -type f -exec xz -T0 -6 {} +
+find "$root" -xtype l -delete
 
 cp -a "$root/usr" "$OUT/"
 sort -o "$OUT/MANIFEST" "$OUT/MANIFEST"
