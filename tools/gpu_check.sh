@@ -5,6 +5,7 @@
 #   tools/gpu_check.sh [BUNDLE]           # BUNDLE: $GPU_BUNDLE, else gpu-bundle/
 #   EPOCHS=1 tools/gpu_check.sh           # shorter lesson 07 runs
 #   GPU_CHECK_LOGS=/tmp/logs tools/gpu_check.sh
+#   GPU_CHECK_CMAKE_FLAGS=-DCMAKE_CUDA_ARCHITECTURES=native tools/gpu_check.sh  # this GPU only
 #
 # What the machine needs: an NVIDIA driver, CUDA's nvcc and cuBLAS, NCCL (CUDA's, or the
 # one PyTorch's wheels bring: the python3 module nvidia.nccl), CMake >= 3.22, g++ with
@@ -54,6 +55,10 @@ else
 fi
 
 echo "== bundle $BUNDLE"
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ print $2 }')
+if [ -n "$glibc" ] && [ "$(printf '%s\n' 2.34 "$glibc" | sort -V | head -1)" != 2.34 ]; then
+  fail "the bundle's libraries are Debian 12's and need glibc 2.34 or later; this machine has $glibc"
+fi
 [ -f "$BUNDLE/MANIFEST" ] || fail "no bundle at $BUNDLE (make it with tools/gpu_bundle.sh on a networked Debian machine)"
 BUNDLE=$(realpath "$BUNDLE")
 # OpenBLAS's library, stored compressed, uncompressed into the build folder: the bundle
@@ -120,7 +125,7 @@ cmake -S . -B "$BUILD" "${generator[@]}" "${launcher[@]}" -DIMPL=solutions -DCHA
   -DBLAS_openblas_LIBRARY="$openblas_dir/libopenblas.so" \
   -DCBLAS_INCLUDE_DIR="$prefix/include/${multiarch_lib##*/}/openblas-pthread" \
   -DNCCL_INCLUDE_DIR="$nccl_include" -DNCCL_LIBRARY="$nccl_library" \
-  -DCMAKE_EXE_LINKER_FLAGS="$link_flags" >"$LOGS/configure.log" 2>&1 || {
+  -DCMAKE_EXE_LINKER_FLAGS="$link_flags" ${GPU_CHECK_CMAKE_FLAGS:-} >"$LOGS/configure.log" 2>&1 || {
   grep -E "Error|error" -A5 "$LOGS/configure.log" | head -40
   fail "configure failed (the whole log: $LOGS/configure.log)"
 }
