@@ -25,7 +25,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-gpu-bundle}
-MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 LIMIT_MIB=50
 
 # What the build needs (tools/setup.sh installs the same on a course machine), and the
@@ -51,6 +50,7 @@ mkdir -p "$OUT"
 : >"$OUT/MANIFEST"
 for deb in "$work"/*.deb; do
   dpkg -x "$deb" "$work/root"
+  # shellcheck disable=SC2016  # dpkg-deb's own ${field} syntax
   dpkg-deb -W --showformat='${Package} ${Version}\n' "$deb" >>"$OUT/MANIFEST"
 done
 root=$work/root
@@ -59,7 +59,7 @@ root=$work/root
 if [ -d "$root/lib" ] && [ ! -L "$root/lib" ]; then
   mkdir -p "$root/usr/lib"
   cp -a "$root/lib/." "$root/usr/lib/"
-  rm -rf "$root/lib"
+  rm -rf "${root:?}/lib"
 fi
 
 # Headers, libraries and CMake package files only: no documentation, manuals, sources,

@@ -39,7 +39,7 @@ hidden_set=" ${hidden[*]} "
 # one already hidden); other files one by one.
 dirs=()
 for path in "${paths[@]}"; do
-  [ -d "$path" ] && [ ! -L "$path" ] || continue
+  if [ ! -d "$path" ] || [ -L "$path" ]; then continue; fi
   owners=$(dpkg-query -S "$path" 2>/dev/null | sed 's/: .*//; s/:[a-z0-9]*//g; s/,/ /g')
   only_hidden=1
   for o in $owners; do [[ $hidden_set == *" $o "* ]] || only_hidden=0; done

@@ -117,6 +117,7 @@ rpath_dirs="$prefix/lib:$multiarch_lib:$openblas_dir:$(dirname "$nccl_library")"
 link_flags="-Wl,--disable-new-dtags -Wl,-rpath,$rpath_dirs -Wl,-rpath-link,$rpath_dirs"
 generator=()
 [ -f "$BUILD/CMakeCache.txt" ] || { command -v ninja >/dev/null 2>&1 && generator=(-G Ninja); }
+read -ra extra_flags <<<"${GPU_CHECK_CMAKE_FLAGS:-}"
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$BUILD" "${generator[@]}" "${launcher[@]}" -DIMPL=solutions -DCHAIN=ref \
@@ -125,7 +126,7 @@ cmake -S . -B "$BUILD" "${generator[@]}" "${launcher[@]}" -DIMPL=solutions -DCHA
   -DBLAS_openblas_LIBRARY="$openblas_dir/libopenblas.so" \
   -DCBLAS_INCLUDE_DIR="$prefix/include/${multiarch_lib##*/}/openblas-pthread" \
   -DNCCL_INCLUDE_DIR="$nccl_include" -DNCCL_LIBRARY="$nccl_library" \
-  -DCMAKE_EXE_LINKER_FLAGS="$link_flags" ${GPU_CHECK_CMAKE_FLAGS:-} >"$LOGS/configure.log" 2>&1 || {
+  -DCMAKE_EXE_LINKER_FLAGS="$link_flags" "${extra_flags[@]}" >"$LOGS/configure.log" 2>&1 || {
   grep -E "Error|error" -A5 "$LOGS/configure.log" | head -40
   fail "configure failed (the whole log: $LOGS/configure.log)"
 }
