@@ -1,6 +1,7 @@
 // flag_checks.cpp: see flag_checks.h.
 #include "flag_checks.h"
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>

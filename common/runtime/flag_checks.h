@@ -9,10 +9,17 @@
 //
 // A value that fails a check is a usage error: the driver prints CLI11's message, then the
 // verdict "lessonNN: FAIL usage: ..." and exits with kUsageExitCode (driver.h).
+//
+// CLI::Validator is only declared here: a file that checks flags includes <CLI/CLI.hpp>
+// itself (it declares them with CLI11), and one that needs only kUsageExitCode does not
+// compile CLI11's 15,000 lines for it.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
+
+namespace CLI {
+class Validator;
+}  // namespace CLI
 
 namespace course {
 

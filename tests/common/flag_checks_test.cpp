@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
+
 #include "driver.h"
 
 namespace course {
