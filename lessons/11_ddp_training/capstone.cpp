@@ -14,6 +14,7 @@
 #include "bench_table.h"
 #include "bn_mlp.h"
 #include "checkpoint.h"
+#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "distributed_eval.h"
 #include "distributed_sampler.h"
@@ -296,7 +297,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
       ++global_step;
       if (bar && (step % 20 == 0 || step == steps)) progress_bar(out, epoch + 1, step, steps);
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     if (bar) out << "\r" << std::string(60, ' ') << "\r";
     if (!o.sync_bn) broadcast_buffers(*model, pg);
     model->set_training(false);
