@@ -41,14 +41,8 @@ namespace {
 
 using course::format_fixed;
 
-struct Options {
-  std::string data = course::kFashionMnistDir;
-  int epochs = 3;
-  int64_t batch_size = 128;
-  course::TrainingOptions training;  // --device and the optimizer flags
-  std::vector<int64_t> hidden = {512, 512};
-  uint64_t seed = 0;
-  int64_t limit = 0;  // 0: the whole training set
+struct Options : course::DataOptions {  // --data, --epochs, --batch-size, ...
+  course::TrainingOptions training;     // --device and the optimizer flags
   std::string checkpoint;
 };
 
@@ -193,23 +187,9 @@ int main(int argc, char** argv) {
   return course::run_driver(
       argc, argv, config,
       [&](CLI::App& app) {
-        app.add_option("--data", o.data, "directory with the MNIST-format IDX files")
-            ->capture_default_str();
-        app.add_option("--epochs", o.epochs, "passes over the training set")
-            ->check(course::count_in(1, 1000))
-            ->capture_default_str();
-        app.add_option("--batch-size", o.batch_size, "examples per step")
-            ->check(course::count_in(1, 60000))
-            ->capture_default_str();
+        course::add_data_flags(app, o, "examples per step");
         course::add_optimizer_flags(app, o.training);
         course::add_device_flag(app, o.training.device);
-        app.add_option("--hidden", o.hidden, "hidden layer sizes, e.g. --hidden 512 512")
-            ->check(course::count_in(1, 65536))
-            ->expected(1, 16);
-        app.add_option("--seed", o.seed, "seed for initialisation and shuffling")
-            ->capture_default_str();
-        app.add_option("--limit", o.limit, "train on the first N examples only (0: all)")
-            ->check(course::count_in(0, INT64_MAX));
         app.add_option("--checkpoint", o.checkpoint,
                        "keep the final checkpoint at this path (default: a temporary file)");
       },
