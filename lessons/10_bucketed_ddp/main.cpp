@@ -29,9 +29,8 @@
 #include "ddp_training.h"
 #include "distributed_data_parallel.h"
 #include "driver.h"
+#include "driver_recipe.h"
 #include "flag_checks.h"
-#include "full_mesh.h"
-#include "handshake.h"
 #include "no_sync_check.h"
 #include "process_group_factory.h"
 #include "reducer_self_check.h"
@@ -60,17 +59,11 @@ course::ReducerOptions reducer_options() {
 }
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  course::GroupRecipe recipe;
-  recipe.name = "lesson10";
-  recipe.host = ctx.advertise_host();
-  recipe.token = course::job_token();
-  recipe.connect_mesh = course::connect_full_mesh;
-  recipe.install = course::install_lesson05;
-  recipe.device = ctx.env().local_rank;  // nccl: this rank's GPU
   course::check_backend_device(ctx.args().backend, g.training.device);
   g.training.local_rank = ctx.env().local_rank;
   auto pg =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
+      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
+                                 course::driver_recipe(ctx, "lesson10", course::install_lesson05));
   if (ctx.args().bench) return course::run_ddp_bench(*pg, g.bench);
   if (ctx.rank() == 0) {
     std::cout << "backend " << ctx.args().backend << ", " << ctx.world()

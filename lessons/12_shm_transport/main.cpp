@@ -21,8 +21,7 @@
 #include "channel_self_check.h"
 #include "collective_oracle.h"
 #include "driver.h"
-#include "full_mesh.h"
-#include "handshake.h"
+#include "driver_recipe.h"
 #include "process_group_factory.h"
 #include "result_checks.h"
 #include "shm_bench.h"
@@ -37,11 +36,7 @@ std::string g_transport = "shm";
 
 course::GroupRecipe lesson_recipe(course::DriverContext& ctx, const std::string& name,
                                   const std::string& transport) {
-  course::GroupRecipe recipe;
-  recipe.name = name;
-  recipe.host = ctx.advertise_host();
-  recipe.token = course::job_token();
-  recipe.connect_mesh = course::connect_full_mesh;
+  course::GroupRecipe recipe = course::driver_recipe(ctx, name);
   recipe.transport = transport;
   course::install_lesson12(recipe);
   return recipe;

@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "bench_table.h"
-#include "full_mesh.h"
-#include "handshake.h"
+#include "driver_recipe.h"
 #include "process_group_factory.h"
 #include "process_group_tcp.h"
 #include "shm_transport.h"
@@ -20,11 +19,7 @@ namespace {
 
 GroupRecipe bench_recipe(DriverContext& ctx, const std::string& name,
                          const std::string& transport) {
-  GroupRecipe recipe;
-  recipe.name = "bench12/" + name;
-  recipe.host = ctx.advertise_host();
-  recipe.token = job_token();
-  recipe.connect_mesh = connect_full_mesh;
+  GroupRecipe recipe = driver_recipe(ctx, "bench12/" + name);
   recipe.transport = transport;
   install_lesson12(recipe);
   return recipe;
