@@ -30,11 +30,13 @@ struct SvgText {
   double rotate_degrees = 0;  ///< rotated about (x, y)
 };
 
+/// An SVG document drawn element by element, in the order of the calls (later on top).
 class SvgCanvas {
  public:
   /// A `width` x `height` picture on a white background, text at `font_size`.
   SvgCanvas(double width, double height, double font_size = 12);
 
+  /// `text` with its baseline starting (or, by `style.anchor`, centred or ending) at (x, y).
   void text(double x, double y, const std::string& text, const SvgText& style = {});
   /// A line; `dash` is an SVG dash pattern ("5,4"), "" for solid.
   void line(double x1, double y1, double x2, double y2, const std::string& stroke,
@@ -43,7 +45,9 @@ class SvgCanvas {
   /// outline.
   void rect(double x, double y, double w, double h, const std::string& fill,
             const std::string& stroke = "", const std::string& tooltip = "");
+  /// A filled disc of radius `r` centred at (cx, cy).
   void circle(double cx, double cy, double r, const std::string& fill);
+  /// An open line through `points` (x, y) in order, unfilled.
   void polyline(const std::vector<std::pair<double, double>>& points, const std::string& stroke,
                 double stroke_width = 2);
 
