@@ -7,10 +7,9 @@
 
 #include "all_reduce_ring.h"
 #include "busbw_plot.h"
+#include "driver_recipe.h"
 #include "emulated_link.h"
 #include "error.h"
-#include "full_mesh.h"
-#include "handshake.h"
 #include "process_group_factory.h"
 #include "process_group_tcp.h"
 #include "reductions.h"
@@ -22,13 +21,7 @@ namespace {
 
 GroupRecipe recipe_for(DriverContext& ctx, const std::string& name,
                        void (*install)(TcpAlgorithms&)) {
-  GroupRecipe recipe;
-  recipe.name = "bench/" + name;
-  recipe.host = ctx.advertise_host();
-  recipe.token = job_token();
-  recipe.connect_mesh = connect_full_mesh;
-  recipe.install = install;
-  return recipe;
+  return driver_recipe(ctx, "bench/" + name, install);
 }
 
 // The timing of `name` at the size nearest `bytes`, or nullptr.

@@ -8,6 +8,24 @@
 
 namespace course {
 
+void add_data_flags(CLI::App& app, DataOptions& o, const std::string& batch_help,
+                    const std::string& seed_help) {
+  app.add_option("--data", o.data, "directory with the MNIST-format IDX files")
+      ->capture_default_str();
+  app.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(count_in(1, 1000))
+      ->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, batch_help)
+      ->check(count_in(1, 60000))
+      ->capture_default_str();
+  app.add_option("--hidden", o.hidden, "hidden layer sizes, e.g. --hidden 512 512")
+      ->check(count_in(1, 65536))
+      ->expected(1, 16);
+  app.add_option("--seed", o.seed, seed_help)->capture_default_str();
+  app.add_option("--limit", o.limit, "train on the first N examples only (0: all)")
+      ->check(count_in(0, INT64_MAX));
+}
+
 void add_device_flag(CLI::App& app, std::string& device) {
   app.add_option("--device", device,
                  "where the model trains: cpu, or cuda (GPU LOCAL_RANK; see docs/gpu.md)")

@@ -1,6 +1,9 @@
-// training_options.h: where a model trains and with which optimizer, the flags and helpers
-// lessons 07, 09, 10 and 11 share (given code).
+// training_options.h: what a model trains on, where and with which optimizer: the flags and
+// helpers lessons 07 to 11 share (given code).
 //
+//   DataOptions d;
+//   add_data_flags(app, d, "examples per step");   // --data, --epochs, --batch-size, --hidden,
+//                                                  // --seed, --limit
 //   TrainingOptions o;
 //   add_device_flag(app, o.device);            // --device cpu|cuda
 //   add_optimizer_flags(app, o);               // --optimizer, --lr, --momentum, --weight-decay
@@ -21,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "mnist.h"
 #include "module.h"
 #include "optimizer.h"
 #include "tensor.h"
@@ -30,6 +34,26 @@ class App;
 }
 
 namespace course {
+
+/// The data and model flags of every training driver (lesson 07's, 08's, and lesson 09's
+/// DdpTrainingOptions, which lessons 10 and 11 reuse).
+struct DataOptions {
+  /// A directory with the MNIST-format IDX files.
+  std::string data = kFashionMnistDir;
+  int epochs = 3;
+  /// Examples per step: the whole batch in one process, each rank's share in DDP.
+  int64_t batch_size = 128;
+  /// The MLP's hidden layer sizes.
+  std::vector<int64_t> hidden = {512, 512};
+  uint64_t seed = 0;
+  /// Train on the first `limit` examples only; 0: the whole training set.
+  int64_t limit = 0;
+};
+
+/// Adds --data, --epochs, --batch-size (described by `batch_help`), --hidden, --seed
+/// (described by `seed_help`) and --limit, with their range checks (flag_checks.h).
+void add_data_flags(CLI::App& app, DataOptions& o, const std::string& batch_help,
+                    const std::string& seed_help = "seed for initialisation and shuffling");
 
 /// The shared training flags (see the top of this file).
 struct TrainingOptions {

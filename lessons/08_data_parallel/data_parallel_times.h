@@ -6,9 +6,10 @@
 // worker thread, so wall - busy of a device is the time it waited for the slowest one.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <vector>
+
+#include "clock.h"  // seconds_since, which DataParallel times its phases with
 
 namespace course {
 
@@ -37,10 +38,5 @@ struct DataParallelTimes {
     }
   }
 };
-
-/// Seconds from `start` to now, on the steady clock.
-inline double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 }  // namespace course

@@ -35,23 +35,10 @@ std::vector<float> flatten(const NamedTensors& state) {
 }  // namespace
 
 void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
-  app.add_option("--data", o.data, "directory with the MNIST-format IDX files")
-      ->capture_default_str();
-  app.add_option("--epochs", o.epochs, "passes over the training set")
-      ->check(count_in(1, 1000))
-      ->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "examples per step on each rank")
-      ->check(count_in(1, 60000))
-      ->capture_default_str();
+  add_data_flags(app, o, "examples per step on each rank",
+                 "seed for initialisation (plus the rank) and shuffling");
   add_optimizer_flags(app, o);
   add_device_flag(app, o.device);
-  app.add_option("--hidden", o.hidden, "hidden layer sizes, e.g. --hidden 512 512")
-      ->check(count_in(1, 65536))
-      ->expected(1, 16);
-  app.add_option("--seed", o.seed, "seed for initialisation (plus the rank) and shuffling")
-      ->capture_default_str();
-  app.add_option("--limit", o.limit, "train on the first N examples only (0: all)")
-      ->check(count_in(0, INT64_MAX));
   app.add_option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
   app.add_option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here");
   app.add_flag(

@@ -71,15 +71,11 @@ constexpr double kTargetAccuracy = 0.85;  ///< lesson 07's target, the default o
 constexpr int kTargetEpochs = 3;
 
 /// Lesson 07's flags, with --batch-size per rank, plus --init, --checkpoint, --no-shuffle
-/// and --target.
-struct DdpTrainingOptions : TrainingOptions {  ///< --device and the optimizer flags
-  std::string data = kFashionMnistDir;
-  int epochs = 3;
-  int64_t batch_size = 64;  ///< per rank: the global batch is np * batch_size
-  int local_rank = 0;       ///< set by the driver (LOCAL_RANK): the GPU of --device cuda
-  std::vector<int64_t> hidden = {512, 512};
-  uint64_t seed = 0;
-  int64_t limit = 0;       ///< 0: the whole training set
+/// and --target. From TrainingOptions: --device and the optimizer flags; from DataOptions:
+/// --data, --epochs, --batch-size, --hidden, --seed and --limit.
+struct DdpTrainingOptions : TrainingOptions, DataOptions {
+  DdpTrainingOptions() { batch_size = 64; }  ///< per rank: the global batch is np * batch_size
+  int local_rank = 0;      ///< set by the driver (LOCAL_RANK): the GPU of --device cuda
   std::string init;        ///< safetensors state dict rank 0 starts from ("" : random)
   std::string checkpoint;  ///< where rank 0 writes the final state dict ("" : nowhere)
   bool shuffle = true;

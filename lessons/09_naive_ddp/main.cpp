@@ -22,9 +22,8 @@
 #include "ddp_self_check.h"
 #include "ddp_training.h"
 #include "driver.h"
+#include "driver_recipe.h"
 #include "flag_checks.h"
-#include "full_mesh.h"
-#include "handshake.h"
 #include "naive_ddp.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
@@ -37,13 +36,8 @@ bool g_compare = false;
 course::DdpCompareOptions g_compare_options;
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  course::GroupRecipe recipe;
-  recipe.name = "lesson09";
-  recipe.host = ctx.advertise_host();
-  recipe.token = course::job_token();
-  recipe.connect_mesh = course::connect_full_mesh;
-  recipe.install = course::install_lesson05;
-  recipe.device = ctx.env().local_rank;  // nccl: this rank's GPU
+  const course::GroupRecipe recipe =
+      course::driver_recipe(ctx, "lesson09", course::install_lesson05);
   if (g_compare) {
     g_compare_options.data = g_options.data;
     g_compare_options.hidden = g_options.hidden;

@@ -13,9 +13,9 @@
 // Then every rank loads Fashion-MNIST and trains lesson 07's MLP with lesson 09's training loop
 // (ddp_training.h: its flags, sampler, equivalence check and verdict), with gradients
 // synchronised by your Reducer through DistributedDataParallel. Then, with
-// --grad-accum K, K micro-batches (K - 1 under no_sync) are checked against one step of
-// one process on the K-times batch; with --trace, a few more steps are recorded and
-// written as Chrome trace JSON and an SVG timeline.
+// --trace, a few more steps are recorded and written as Chrome trace JSON and an SVG
+// timeline (ddp_trace.h); with --grad-accum K, K micro-batches (K - 1 under no_sync) are
+// checked against one step of one process on the K-times batch (no_sync_check.h).
 //
 // PASS needs lesson 09's three checks (equal to one process on the global batch, ranks
 // bit-identical at the end, 85% test accuracy within 3 epochs) and, when asked for, the
@@ -24,19 +24,17 @@
 #include <iostream>
 #include <memory>
 
-#include "bench_table.h"
 #include "ddp_bench.h"
+#include "ddp_trace.h"
 #include "ddp_training.h"
 #include "distributed_data_parallel.h"
 #include "driver.h"
+#include "driver_recipe.h"
 #include "flag_checks.h"
-#include "full_mesh.h"
-#include "handshake.h"
-#include "ops.h"
+#include "no_sync_check.h"
 #include "process_group_factory.h"
 #include "reducer_self_check.h"
 #include "ring_allreduce.h"
-#include "tensor_ops.h"
 
 namespace {
 
@@ -53,119 +51,19 @@ struct Options {
 };
 Options g;
 
-course::ReducerOptions reducer_options(course::TraceRecorder* trace = nullptr) {
+course::ReducerOptions reducer_options() {
   return {.first_bucket_bytes = course::mib_to_bytes(g.first_bucket_mb),
           .bucket_cap_bytes = course::mib_to_bytes(g.bucket_cap_mb),
           .find_unused_parameters = g.find_unused,
-          .gradient_as_bucket_view = g.as_view,
-          .trace = trace};
-}
-
-// K micro-batches per rank, K - 1 under no_sync, each loss scaled by 1/K, against one step
-// of one process on all N * K micro-batches; returns "" or what differed.
-std::string check_grad_accum(const course::DdpData& data, course::ProcessGroup& pg) {
-  const course::DdpTrainingOptions& o = g.training;
-  const int world = pg.size(), rank = pg.rank(), k = g.grad_accum;
-  auto model = course::make_ddp_model(o, data.sizes, rank);
-  course::DistributedDataParallel ddp(*model, pg, reducer_options());
-  auto oracle = course::make_ddp_model(o, data.sizes, 0);
-  oracle->load_state_dict(model->state_dict());  // rank 0's, after the broadcast
-  auto opt = course::make_ddp_optimizer(o, model->parameters());
-  auto oracle_opt = course::make_ddp_optimizer(o, oracle->parameters());
-  // Rank r's K * B examples are rows [r K B, (r + 1) K B) of the global batch.
-  const int64_t b = o.batch_size;
-  const course::Batch all =
-      course::global_batch(data.train, world, k * b, o.shuffle, o.seed, /*epoch=*/0, /*step=*/0);
-  if (all.inputs.size(0) != world * k * b) {
-    return "--grad-accum " + std::to_string(k) + ": the training set has fewer than " +
-           std::to_string(world * k * b) + " examples for one accumulated step";
-  }
-  opt->zero_grad();
-  for (int m = 0; m < k; ++m) {
-    const int64_t first = (static_cast<int64_t>(rank) * k + m) * b;
-    const course::Variable x(all.inputs.rows(first, b));
-    const auto micro = [&] {
-      course::scale(course::cross_entropy(ddp.forward(x), all.targets.rows(first, b)), 1.0f / k)
-          .backward();
-    };
-    if (m + 1 < k) {
-      auto no_sync = ddp.no_sync();
-      micro();
-    } else {
-      micro();
-    }
-  }
-  opt->step();
-  oracle_opt->zero_grad();
-  course::cross_entropy(oracle->forward(course::Variable(all.inputs)), all.targets).backward();
-  oracle_opt->step();
-  const double diff = course::max_abs_difference(model->state_dict(), oracle->state_dict());
-  if (rank == 0) {
-    std::cout << "no_sync: " << k << " micro-batches of " << b << " per rank (" << k - 1
-              << " under no_sync) vs one process on " << world * k * b
-              << " examples: max |difference| " << course::format_fixed(diff, 9) << std::endl;
-  }
-  if (diff > course::equivalence_tolerance(o)) {
-    return "no_sync: gradient accumulation over " + std::to_string(k) +
-           " micro-batches differs from one step on the whole batch by " +
-           course::format_fixed(diff, 9);
-  }
-  return "";
-}
-
-// A few traced steps on this rank's real batches, gathered to rank 0 through the store.
-void write_trace(course::DriverContext& ctx, const course::DdpData& data,
-                 course::ProcessGroup& pg) {
-  const course::DdpTrainingOptions& o = g.training;
-  course::TraceRecorder trace(ctx.rank());
-  auto model = course::make_ddp_model(o, data.sizes, ctx.rank());
-  course::DistributedDataParallel ddp(*model, pg, reducer_options(&trace));
-  auto opt = course::make_ddp_optimizer(o, model->parameters());
-  for (int step = 0; step <= g.trace_steps; ++step) {
-    if (step == 1) trace.clear();  // the first step builds the buckets that step 2 rebuilds
-    const course::Batch all =
-        course::global_batch(data.train, ctx.world(), o.batch_size, o.shuffle, o.seed, 0, step);
-    const course::Variable x(all.inputs.rows(ctx.rank() * o.batch_size, o.batch_size));
-    const course::Tensor y = all.targets.rows(ctx.rank() * o.batch_size, o.batch_size);
-    opt->zero_grad();
-    course::Variable loss = course::cross_entropy(ddp.forward(x), y);
-    trace.begin_backward();
-    loss.backward();
-    const double t0 = course::TraceRecorder::now_us();
-    opt->step();
-    trace.span(course::TraceRecorder::kCompute, "optimizer", t0, course::TraceRecorder::now_us());
-  }
-  ctx.store().set("lesson10/trace/" + std::to_string(ctx.rank()), trace.serialize());
-  pg.barrier();
-  if (ctx.rank() != 0) return;
-  std::vector<std::vector<course::TraceSpan>> ranks;
-  for (int r = 0; r < ctx.world(); ++r) {
-    ranks.push_back(course::parse_spans(ctx.store().get("lesson10/trace/" + std::to_string(r))));
-  }
-  course::write_chrome_trace(g.trace, ranks);
-  const std::string svg = (g.trace.size() > 5 && g.trace.substr(g.trace.size() - 5) == ".json"
-                               ? g.trace.substr(0, g.trace.size() - 5)
-                               : g.trace) +
-                          ".svg";
-  course::write_timeline_svg(svg, ranks,
-                             "lesson 10: " + std::to_string(g.trace_steps) + " steps on " +
-                                 std::to_string(ctx.world()) + " ranks, " + ddp.describe());
-  std::cout << "trace: " << g.trace_steps << " steps written to " << g.trace
-            << " (open it in https://ui.perfetto.dev) and " << svg << std::endl;
+          .gradient_as_bucket_view = g.as_view};
 }
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  course::GroupRecipe recipe;
-  recipe.name = "lesson10";
-  recipe.host = ctx.advertise_host();
-  recipe.token = course::job_token();
-  recipe.connect_mesh = course::connect_full_mesh;
-  recipe.install = course::install_lesson05;
-  recipe.device = ctx.env().local_rank;  // nccl: this rank's GPU
   course::check_backend_device(ctx.args().backend, g.training.device);
   g.training.local_rank = ctx.env().local_rank;
   auto pg =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
+      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
+                                 course::driver_recipe(ctx, "lesson10", course::install_lesson05));
   if (ctx.args().bench) return course::run_ddp_bench(*pg, g.bench);
   if (ctx.rank() == 0) {
     std::cout << "backend " << ctx.args().backend << ", " << ctx.world()
@@ -185,9 +83,13 @@ course::Verdict run_rank(course::DriverContext& ctx) {
       std::cout);
   if (g.grad_accum <= 1 && g.trace.empty()) return verdict;
   const course::DdpData data = course::load_ddp_data(g.training);
-  if (!g.trace.empty()) write_trace(ctx, data, *pg);  // a picture even when training failed
-  if (g.grad_accum > 1) {
-    const std::string problem = check_grad_accum(data, *pg);
+  if (!g.trace.empty()) {  // a picture even when training failed (ddp_trace.h)
+    course::write_ddp_trace(g.training, data, *pg, ctx.store(), reducer_options(), g.trace_steps,
+                            g.trace, std::cout);
+  }
+  if (g.grad_accum > 1) {  // no_sync_check.h
+    const std::string problem =
+        course::check_no_sync(g.training, data, *pg, reducer_options(), g.grad_accum, std::cout);
     if (!problem.empty()) return course::Verdict::fail(problem);
     if (verdict.passed) {
       verdict.detail += ", no_sync over " + std::to_string(g.grad_accum) + " micro-batches exact";

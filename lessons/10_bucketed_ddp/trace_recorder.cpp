@@ -9,7 +9,9 @@
 #include <limits>
 #include <sstream>
 
+#include "bench_table.h"
 #include "error.h"
+#include "svg_canvas.h"
 
 namespace course {
 
@@ -163,12 +165,8 @@ void write_timeline_svg(const std::string& path, const std::vector<std::vector<T
   const double width = 1100, left = 150, right = 20, lane_h = 22, gap = 12, top = 40;
   const double scale = (width - left - right) / std::max(t1 - t0, 1.0);
   const double height = top + ranks.size() * (2 * lane_h + gap) + 50;
-  std::ostringstream svg;
-  svg.precision(2);
-  svg << std::fixed << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
-      << "\" height=\"" << height << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << title << "</text>\n";
+  SvgCanvas svg(width, height, 11);
+  svg.text(left, 20, title, {.size = 14});
   const auto colour = [](const std::string& cat) {
     if (cat == "forward") return "#4e79a7";
     if (cat == "backward") return "#59a14f";
@@ -180,8 +178,8 @@ void write_timeline_svg(const std::string& path, const std::vector<std::vector<T
   };
   for (size_t r = 0; r < ranks.size(); ++r) {
     const double y = top + r * (2 * lane_h + gap);
-    svg << "<text x=\"8\" y=\"" << y + 15 << "\">rank " << r << " compute</text>\n"
-        << "<text x=\"8\" y=\"" << y + lane_h + 15 << "\">rank " << r << " communication</text>\n";
+    svg.text(8, y + 15, "rank " + std::to_string(r) + " compute");
+    svg.text(8, y + lane_h + 15, "rank " + std::to_string(r) + " communication");
     for (const TraceSpan& s : ranks[r]) {
       const std::string cat = category(s);
       const double x = left + (s.start_us - t0) * scale;
@@ -189,22 +187,19 @@ void write_timeline_svg(const std::string& path, const std::vector<std::vector<T
       // A hook is drawn as a thin tick over the backward box it fires in.
       const double yy = y + s.lane * lane_h + (cat == "hook" ? 2 : 4);
       const double hh = cat == "hook" ? lane_h - 4 : lane_h - 8;
-      svg << "<rect x=\"" << x << "\" y=\"" << yy << "\" width=\"" << w << "\" height=\"" << hh
-          << "\" fill=\"" << colour(cat) << "\" stroke=\"#333\" stroke-width=\"0.3\"><title>"
-          << s.name << " " << (s.end_us - s.start_us) / 1e3 << " ms</title></rect>\n";
+      svg.rect(x, yy, w, hh, colour(cat), "#333",
+               s.name + " " + format_fixed((s.end_us - s.start_us) / 1e3, 2) + " ms");
     }
   }
   const double ly = height - 25;
   double lx = left;
   for (const char* cat : {"forward", "backward", "hook", "all_reduce", "wait", "optimizer"}) {
-    svg << "<rect x=\"" << lx << "\" y=\"" << ly - 10 << "\" width=\"12\" height=\"12\" fill=\""
-        << colour(cat) << "\"/><text x=\"" << lx + 16 << "\" y=\"" << ly << "\">" << cat
-        << "</text>\n";
+    svg.rect(lx, ly - 10, 12, 12, colour(cat));
+    svg.text(lx + 16, ly, cat);
     lx += 110;
   }
-  svg << "<text x=\"" << width - right << "\" y=\"" << ly << "\" text-anchor=\"end\">"
-      << (t1 - t0) / 1e3 << " ms</text>\n</svg>\n";
-  write_file(path, svg.str());
+  svg.text(width - right, ly, format_fixed((t1 - t0) / 1e3, 2) + " ms", {.anchor = "end"});
+  svg.write(path);
 }
 
 }  // namespace course

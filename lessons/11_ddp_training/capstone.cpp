@@ -14,6 +14,7 @@
 #include "bench_table.h"
 #include "bn_mlp.h"
 #include "checkpoint.h"
+#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "distributed_eval.h"
 #include "distributed_sampler.h"
@@ -22,6 +23,7 @@
 #include "flag_checks.h"
 #include "reducer.h"
 #include "run_dir_lock.h"
+#include "svg_canvas.h"
 #include "sync_batch_norm.h"
 #include "tensor_ops.h"
 #include "training_checkpoint.h"
@@ -186,26 +188,23 @@ void write_curves(const std::string& dir, const std::vector<EpochRecord>& histor
     const double a = std::clamp(100 * acc, 70.0, 100.0);
     return h - bottom - (h - top - bottom) * (a - 70) / 30;
   };
-  std::ofstream svg(dir + "/curves.svg");
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
-      << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' "
-         "fill='white'/>\n";
+  SvgCanvas svg(w, h);
   for (int a = 70; a <= 100; a += 10) {
-    svg << "<line x1='" << left << "' x2='" << w - right << "' y1='" << py(a / 100.0) << "' y2='"
-        << py(a / 100.0) << "' stroke='#ddd'/><text x='10' y='" << py(a / 100.0) + 4 << "'>" << a
-        << "%</text>\n";
+    svg.line(left, py(a / 100.0), w - right, py(a / 100.0), "#ddd");
+    svg.text(10, py(a / 100.0) + 4, std::to_string(a) + "%");
   }
   const char* names[] = {"test accuracy", "train accuracy (before each update)"};
   const char* colours[] = {"#1f77b4", "#ff7f0e"};
   for (int k = 0; k < 2; ++k) {
-    svg << "<polyline fill='none' stroke-width='2' stroke='" << colours[k] << "' points='";
+    std::vector<std::pair<double, double>> points;
     for (const EpochRecord& r : history) {
-      svg << px(r.epoch) << ',' << py(k == 0 ? r.test_accuracy : r.train_accuracy) << ' ';
+      points.emplace_back(px(r.epoch), py(k == 0 ? r.test_accuracy : r.train_accuracy));
     }
-    svg << "'/>\n<text x='" << left + 10 << "' y='" << top + 15 * (k + 1) << "' fill='"
-        << colours[k] << "'>" << names[k] << "</text>\n";
+    svg.polyline(points, colours[k]);
+    svg.text(left + 10, top + 15 * (k + 1), names[k], {.fill = colours[k]});
   }
-  svg << "<text x='" << w / 2 << "' y='" << h - 10 << "'>epoch</text>\n</svg>\n";
+  svg.text(w / 2, h - 10, "epoch");
+  svg.write(dir + "/curves.svg");
 }
 
 CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessGroup& bn_group,
@@ -296,7 +295,7 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
       ++global_step;
       if (bar && (step % 20 == 0 || step == steps)) progress_bar(out, epoch + 1, step, steps);
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     if (bar) out << "\r" << std::string(60, ' ') << "\r";
     if (!o.sync_bn) broadcast_buffers(*model, pg);
     model->set_training(false);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "bn_mlp.h"
+#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "distributed_sampler.h"
 #include "sync_batch_norm.h"
@@ -38,7 +39,7 @@ double time_steps(Module& model, Optimizer& opt, GradientSync& sync, DataLoader&
   for (int s = 0; s < 5; ++s) ddp_train_step(model, opt, sync, next());
   const auto start = Clock::now();
   for (int s = 0; s < steps; ++s) ddp_train_step(model, opt, sync, next());
-  return std::chrono::duration<double>(Clock::now() - start).count();
+  return seconds_since(start);
 }
 
 }  // namespace

@@ -19,11 +19,10 @@
 #include "capstone.h"
 #include "capstone_bench.h"
 #include "driver.h"
+#include "driver_recipe.h"
 #include "emulated_link.h"
 #include "error.h"
 #include "flag_checks.h"
-#include "full_mesh.h"
-#include "handshake.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
 #include "sync_bn_self_check.h"
@@ -35,15 +34,8 @@ course::CapstoneBenchOptions g_bench;
 
 std::unique_ptr<course::ProcessGroup> make_group(course::DriverContext& ctx,
                                                  const std::string& name) {
-  course::GroupRecipe recipe;
-  recipe.name = name;
-  recipe.host = ctx.advertise_host();
-  recipe.token = course::job_token();
-  recipe.connect_mesh = course::connect_full_mesh;
-  recipe.install = course::install_lesson05;
-  recipe.device = ctx.env().local_rank;  // nccl: this rank's GPU
   return course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                    recipe);
+                                    course::driver_recipe(ctx, name, course::install_lesson05));
 }
 
 course::Verdict run_rank(course::DriverContext& ctx) {

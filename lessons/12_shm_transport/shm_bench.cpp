@@ -8,29 +8,11 @@
 #include <vector>
 
 #include "bench_table.h"
-#include "full_mesh.h"
-#include "handshake.h"
 #include "process_group_factory.h"
 #include "process_group_tcp.h"
 #include "shm_transport.h"
 
 namespace course {
-
-namespace {
-
-GroupRecipe bench_recipe(DriverContext& ctx, const std::string& name,
-                         const std::string& transport) {
-  GroupRecipe recipe;
-  recipe.name = "bench12/" + name;
-  recipe.host = ctx.advertise_host();
-  recipe.token = job_token();
-  recipe.connect_mesh = connect_full_mesh;
-  recipe.transport = transport;
-  install_lesson12(recipe);
-  return recipe;
-}
-
-}  // namespace
 
 long run_shm_bench(DriverContext& ctx, const ShmBenchOptions& options, std::ostream& out) {
   const std::vector<size_t> sizes = options.sweep.sizes();
@@ -40,17 +22,17 @@ long run_shm_bench(DriverContext& ctx, const ShmBenchOptions& options, std::ostr
   std::ostream* os = printer ? &out : nullptr;
 
   std::vector<BenchContender> contenders;
-  contenders.push_back(
-      {"ring-tcp", "ring-tcp: lesson 05's ring over sockets",
-       make_process_group("tcp", ctx.store(), ctx.rank(), world, bench_recipe(ctx, "tcp", "tcp"))});
-  contenders.push_back(
-      {"ring-shm", "ring-shm: the same ring over shared memory",
-       make_process_group("tcp", ctx.store(), ctx.rank(), world, bench_recipe(ctx, "shm", "shm"))});
+  contenders.push_back({"ring-tcp", "ring-tcp: lesson 05's ring over sockets",
+                        make_process_group("tcp", ctx.store(), ctx.rank(), world,
+                                           shm_driver_recipe(ctx, "bench12/tcp", "tcp"))});
+  contenders.push_back({"ring-shm", "ring-shm: the same ring over shared memory",
+                        make_process_group("tcp", ctx.store(), ctx.rank(), world,
+                                           shm_driver_recipe(ctx, "bench12/shm", "shm"))});
   const std::vector<std::string> backends = available_backends();
   if (std::find(backends.begin(), backends.end(), "gloo") != backends.end()) {
     contenders.push_back({"gloo", "gloo: gloo::allreduce (ring algorithm), gloo backend",
                           make_process_group("gloo", ctx.store(), ctx.rank(), world,
-                                             bench_recipe(ctx, "gloo", "tcp"))});
+                                             shm_driver_recipe(ctx, "bench12/gloo", "tcp"))});
   } else if (printer) {
     out << "# gloo: not in this build (install libgloo-dev and reconfigure)\n";
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "all_reduce_ring.h"
+#include "driver_recipe.h"
 #include "env.h"
 #include "error.h"
 #include "ring_allreduce.h"
@@ -95,6 +96,14 @@ void install_lesson12(GroupRecipe& recipe) {
     return connect_shm(store, rank, peer, name, timeout, tuning);
   };
   recipe.install = [tuning](TcpAlgorithms& algorithms) { install_tuned_ring(algorithms, tuning); };
+}
+
+GroupRecipe shm_driver_recipe(DriverContext& ctx, const std::string& name,
+                              const std::string& transport) {
+  GroupRecipe recipe = driver_recipe(ctx, name);
+  recipe.transport = transport;
+  install_lesson12(recipe);
+  return recipe;
 }
 
 }  // namespace course

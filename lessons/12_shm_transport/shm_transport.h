@@ -18,6 +18,7 @@
 #include <string>
 
 #include "byte_stream.h"
+#include "driver.h"
 #include "process_group_factory.h"
 #include "shm_tuning.h"
 #include "store.h"
@@ -40,5 +41,10 @@ void install_tuned_ring(TcpAlgorithms& algorithms, const ShmTuning& tuning);
 /// Puts lesson 12 into a recipe: connect_shm (connect_shm_default) and the tuned ring for
 /// this machine. The recipe's transport chooses whether shared memory is used.
 void install_lesson12(GroupRecipe& recipe);
+
+/// A driver's recipe (driver_recipe.h) for the group `name` over `transport` ("tcp", "shm"
+/// or "auto"), with lesson 12 installed: what ./lesson12 and its benchmark make groups from.
+GroupRecipe shm_driver_recipe(DriverContext& ctx, const std::string& name,
+                              const std::string& transport);
 
 }  // namespace course
