@@ -86,8 +86,7 @@ void Reducer::mark_variable_ready(size_t index) {
   } else if (grad.shares_storage_with(view)) {
     scale_(view, inv_world);  // already the bucket's slice (gradient_as_bucket_view)
   } else {
-    copy_(view, grad);
-    scale_(view, inv_world);
+    mul_out(view, grad, inv_world);  // divides while copying: one pass over the gradient
     if (options_.gradient_as_bucket_view) p.set_grad(view);
   }
   // END SOLUTION
