@@ -91,6 +91,16 @@ struct ReducerOptions {
   Millis timeout = default_timeout();
 };
 
+/// Where one synchronised backward's communication time went, as the thread that runs
+/// backward saw it (the all-reduces themselves run on the process group's thread).
+/// Seconds, of the last iteration that finished.
+struct ReducerStepTimes {
+  double hooks = 0;      ///< inside the hooks: gradients into buckets, launches (not the wait)
+  double wait = 0;       ///< the final wait for the all-reduces still in flight (exposed)
+  double copy_back = 0;  ///< the means written back into the gradients after the wait
+  int launched = 0;      ///< all-reduces launched (buckets, plus the used map's)
+};
+
 /// One bucket as the reducer sees it (for tests and the driver's printout).
 struct BucketInfo {
   BucketIndices params;  ///< parameter indices, in the order of their slices
@@ -132,6 +142,8 @@ class Reducer {
   const std::vector<size_t>& unused_parameters() const { return unused_; }
   /// True while the hooks are armed and the reduction has not finished.
   bool reduction_pending() const { return require_finalize_; }
+  /// Where the last finished iteration's time went (see ReducerStepTimes).
+  const ReducerStepTimes& last_step_times() const { return last_times_; }
   int world_size() const { return world_; }
 
  private:
@@ -200,6 +212,10 @@ class Reducer {
   // Rebuilding (step 6).
   bool has_rebuilt_ = false;
   std::vector<size_t> ready_order_;  // parameters in the order they became ready, iteration 1
+
+  // Timing (ReducerStepTimes): this iteration's, and the last finished one's.
+  ReducerStepTimes times_, last_times_;
+  double finalize_us_ = 0;  // finalize_backward's share of the hook that ran it
 
   // Tracing.
   std::vector<std::thread> watchers_;

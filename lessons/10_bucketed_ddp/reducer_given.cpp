@@ -162,6 +162,7 @@ void Reducer::reset_iteration() {
   launch_log_.clear();
   unused_.clear();
   unused_marked_ = false;
+  times_ = {};
   if (options_.find_unused_parameters) {
     local_used_ = Tensor::zeros({static_cast<int64_t>(params_.size())});
   }
@@ -176,9 +177,14 @@ void Reducer::arm_hooks() {
 void Reducer::disarm_hooks(double start_us) {
   expect_hooks_ = false;
   require_finalize_ = false;
+  const double end_us = TraceRecorder::now_us();
+  finalize_us_ = end_us - start_us;
+  times_.copy_back = std::max(0.0, finalize_us_ * 1e-6 - times_.wait);
+  times_.launched =
+      static_cast<int>(launch_log_.size()) + (options_.find_unused_parameters ? 1 : 0);
   if (options_.trace) {
-    options_.trace->span(TraceRecorder::kCompute, "wait for all-reduces", start_us,
-                         TraceRecorder::now_us(), std::to_string(buckets_.size()) + " buckets");
+    options_.trace->span(TraceRecorder::kCompute, "wait for all-reduces", start_us, end_us,
+                         std::to_string(buckets_.size()) + " buckets");
   }
 }
 
@@ -196,6 +202,7 @@ void Reducer::record_ready(size_t index) {
 }
 
 void Reducer::wait_for_reductions() {
+  const double start_us = TraceRecorder::now_us();
   std::vector<WorkPtr> works;
   for (Bucket& bucket : buckets_) works.push_back(bucket.work);
   works.push_back(used_work_);
@@ -204,11 +211,13 @@ void Reducer::wait_for_reductions() {
   used_work_.reset();
   for (std::thread& t : watchers_) t.join();
   watchers_.clear();
+  times_.wait = (TraceRecorder::now_us() - start_us) * 1e-6;
 }
 
 void Reducer::autograd_hook(size_t index) {
   if (!expect_hooks_) return;  // no_sync, or evaluation: gradients just accumulate
-  const double start = options_.trace ? TraceRecorder::now_us() : 0;
+  const double start = TraceRecorder::now_us();
+  finalize_us_ = 0;
   if (options_.find_unused_parameters) {
     local_used_.data()[index] = 1.0f;
     if (!unused_marked_) {
@@ -217,6 +226,8 @@ void Reducer::autograd_hook(size_t index) {
     }
   }
   mark_variable_ready(index);
+  times_.hooks += (TraceRecorder::now_us() - start - finalize_us_) * 1e-6;
+  if (!require_finalize_) last_times_ = times_;  // the last hook finalized the iteration
   if (options_.trace) trace_hook(index, start);
 }
 
