@@ -1,7 +1,8 @@
 // reducer_given.cpp: lesson 10, given: the Reducer's set-up (hooks, bucket buffers), the
 // checks between iterations, the hooks' bookkeeping and the launch of one bucket's
-// all-reduce. The bucket rebuild, the readiness logic and the finalisation are the
-// exercise (reducer.cpp).
+// all-reduce, the layout broadcast of the rebuild (sync_bucket_indices) and the used map's
+// all-reduce. The rebuild's logic, the graph walk, the readiness logic and the
+// finalisation are the exercise (reducer.cpp).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -80,13 +81,13 @@ void Reducer::wait_in_flight() noexcept {
 
 void Reducer::initialize_buckets(const std::vector<BucketIndices>& assignment) {
   buckets_.clear();
-  locator_.assign(params_.size(), {0, 0});
+  variable_locators_.assign(params_.size(), {});
   for (const BucketIndices& indices : assignment) {
     Bucket bucket;
     bucket.params = indices;
     int64_t offset = 0;
     for (size_t position = 0; position < indices.size(); ++position) {
-      locator_[indices[position]] = {buckets_.size(), position};
+      variable_locators_[indices[position]] = {buckets_.size(), position};
       bucket.offsets.push_back(offset);
       offset += params_[indices[position]].second.numel();
     }
@@ -96,10 +97,10 @@ void Reducer::initialize_buckets(const std::vector<BucketIndices>& assignment) {
 }
 
 Tensor Reducer::slice(size_t index) const {
-  const auto [b, position] = locator_[index];
-  const Bucket& bucket = buckets_[b];
+  const VariableLocator where = variable_locators_[index];
+  const Bucket& bucket = buckets_[where.bucket_index];
   const Variable& p = params_[index].second;
-  return bucket.flat.rows(bucket.offsets[position], p.numel()).reshape(p.shape());
+  return bucket.flat.rows(bucket.offsets[where.intra_bucket_index], p.numel()).reshape(p.shape());
 }
 
 std::vector<BucketInfo> Reducer::buckets() const {
@@ -188,6 +189,35 @@ void Reducer::disarm_hooks(double start_us) {
   }
 }
 
+void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
+  reset_iteration();
+  if (options_.find_unused_parameters) unused_ = search_unused_parameters(outputs);
+  arm_hooks();
+}
+
+void Reducer::sync_bucket_indices(std::vector<BucketIndices>& assignment) {
+  const size_t n = params_.size();
+  std::vector<float> layout(2 * n + 1, 0.0f);
+  layout[0] = static_cast<float>(assignment.size());
+  size_t at = 1 + assignment.size();
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    layout[1 + b] = static_cast<float>(assignment[b].size());
+    for (size_t index : assignment[b]) layout[at++] = static_cast<float>(index);
+  }
+  group_.broadcast(layout, 0);
+  assignment.assign(static_cast<size_t>(layout[0]), {});
+  at = 1 + assignment.size();
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    for (size_t k = 0; k < static_cast<size_t>(layout[1 + b]); ++k) {
+      assignment[b].push_back(static_cast<size_t>(layout[at++]));
+    }
+  }
+}
+
+void Reducer::all_reduce_local_used_map() {
+  used_work_ = group_.all_reduce_async(local_used_.span(), ReduceOp::SUM);
+}
+
 void Reducer::record_ready(size_t index) {
   if (ready_[index]) {
     throw ConfigError(
@@ -240,9 +270,8 @@ void Reducer::trace_hook(size_t index, double start_us) {
                last_trace_us_, start_us);
   }
   const double end = TraceRecorder::now_us();
-  const auto [b, position] = locator_[index];
   trace.span(TraceRecorder::kCompute, "hook " + params_[index].first, start_us, end,
-             "into bucket " + std::to_string(b));
+             "into bucket " + std::to_string(variable_locators_[index].bucket_index));
   last_trace_us_ = end;
 }
 
