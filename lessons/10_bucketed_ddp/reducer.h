@@ -96,7 +96,8 @@ struct ReducerOptions {
 /// Seconds, of the last iteration that finished.
 struct ReducerStepTimes {
   double hooks = 0;      ///< inside the hooks: gradients into buckets, launches (not the wait)
-  double wait = 0;       ///< the final wait for the all-reduces still in flight (exposed)
+  double wait = 0;       ///< the last bucket's all-reduce (run in the last hook) and the
+                         ///< final wait for the others still in flight: exposed
   double copy_back = 0;  ///< the means written back into the gradients after the wait
   int launched = 0;      ///< all-reduces launched (buckets, plus the used map's)
 };
@@ -225,6 +226,8 @@ class Reducer {
   /// watchers; the works are released.
   void wait_for_reductions();
   /// Launches bucket b's all-reduce (SUM, async), logs it in launch_log_ (and the trace).
+  /// The last bucket's runs at once on this thread (it is launched from the last hook,
+  /// just before the final wait); its Work is then already finished.
   void launch_bucket(size_t b);
   void wait_in_flight() noexcept;
   std::string parameter_list(const std::vector<size_t>& indices) const;
@@ -256,7 +259,9 @@ class Reducer {
 
   // Timing (ReducerStepTimes): this iteration's, and the last finished one's.
   ReducerStepTimes times_, last_times_;
-  double finalize_us_ = 0;  // finalize_backward's share of the hook that ran it
+  double finalize_us_ = 0;    // finalize_backward's share of the hook that ran it
+  double inline_us_ = 0;      // the last bucket's all-reduce, run inside that hook
+  double final_wait_us_ = 0;  // wait_for_reductions' share of finalize_backward
 
   // Tracing.
   std::vector<std::thread> watchers_;
