@@ -11,6 +11,12 @@ gradient all-reduced after backward, one call per parameter), and DDP with its d
 buckets (25 MiB cap). The timed steps are interleaved round by round, and each row is the
 median of the slowest rank, as in lesson 10.
 
+    python3 tools/torch_ddp_bench.py --compare --np 2 --sizes 784,512,512,10 --global-batch 256
+
+--compare: the rows ./lesson09 --compare adds to its table (it runs this itself when
+/usr/bin/python3 imports torch): one process on the whole global batch, then torch DDP
+(default buckets, gloo) over --np ranks on global batch / np each, samples/s of each.
+
 Optional: needs python3-torch (Debian's package is enough). `make bench` runs it when
 torch imports and prints one line otherwise. torch's gloo is not paced by the course's
 --link (that pacing lives in the course's tcp transport), so this is the loopback table.
@@ -108,6 +114,68 @@ def run(rank, world, args, port):
     dist.destroy_process_group()
 
 
+def compare_mlp(sizes):
+    import torch.nn as nn
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def compare_steps(model, batch, args):
+    """Seconds per step (mean of the timed steps) of SGD on `model`, `batch` examples."""
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(1)
+    x = torch.randn(batch, args.sizes[0])
+    y = torch.randint(0, args.sizes[-1], (batch,))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    for r in range(args.warmup + args.steps):
+        if r == args.warmup:
+            t0 = time.perf_counter()
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+    return (time.perf_counter() - t0) / args.steps
+
+
+def compare_ddp(rank, world, args, port, one_process_rate):
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.manual_seed(1)
+    ddp = torch.nn.parallel.DistributedDataParallel(compare_mlp(args.sizes))
+    dist.barrier()
+    step = torch.tensor([compare_steps(ddp, args.global_batch // world, args)])
+    dist.all_reduce(step, op=dist.ReduceOp.MAX)  # a step is as slow as its slowest rank
+    if rank == 0:
+        rate = args.global_batch / step.item()
+        print(f"{'torch DDP, gloo, ' + str(world) + ' ranks':>34} {rate:10.0f} "
+              f"{rate / one_process_rate:6.2f}")
+    dist.destroy_process_group()
+
+
+def compare(args):
+    import torch
+    import torch.multiprocessing as mp
+    torch.set_num_threads(1)
+    step = compare_steps(compare_mlp(args.sizes), args.global_batch, args)
+    rate = args.global_batch / step
+    print(f"# torch {torch.__version__} on the same MLP {'-'.join(map(str, args.sizes))} and "
+          f"global batch {args.global_batch}, one thread per process, {args.warmup} warm-up + "
+          f"{args.steps} timed steps (tools/torch_ddp_bench.py --compare; synthetic inputs)")
+    print(f"# {'configuration':>32} {'samples/s':>10} {'x 1p':>6}")
+    print(f"{'torch one process':>34} {rate:10.0f} {1.0:6.2f}", flush=True)
+    mp.spawn(compare_ddp, args=(args.np, args, args.port, rate), nprocs=args.np, join=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--np", type=int, default=2)
@@ -117,12 +185,20 @@ def main():
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--port", type=int, default=29571)
+    parser.add_argument("--compare", action="store_true",
+                        help="lesson 09's rows: one process vs torch DDP (see above)")
+    parser.add_argument("--sizes", default="784,512,512,10",
+                        help="--compare: the MLP's layer sizes")
+    parser.add_argument("--global-batch", type=int, default=256, help="--compare: global batch")
     args = parser.parse_args()
+    args.sizes = [int(v) for v in args.sizes.split(",")]
     try:
         import torch.multiprocessing as mp
     except ImportError:
         print("torch_ddp_bench: PyTorch is not installed (apt-get install python3-torch); skipped")
         return 0
+    if args.compare:
+        return compare(args)
     mp.spawn(run, args=(args.np, args, args.port), nprocs=args.np, join=True)
     return 0
 

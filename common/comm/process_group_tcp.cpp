@@ -176,7 +176,8 @@ WorkPtr TcpProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
                   algorithms_.all_reduce(comm_, data, op);
                 }),
       "all_reduce_async of " + std::to_string(data.size()) + " elements (" + reduce_op_name(op) +
-          ")");
+          ")",
+      /*run_on_wait=*/true);
 }
 
 }  // namespace course

@@ -17,8 +17,9 @@
 // What the group adds on top of the algorithms:
 //  - ORDER. Every call runs after every earlier call of this group has finished, whether
 //    it was blocking or async (all_reduce_async runs the installed all_reduce on one
-//    worker thread, in FIFO order). So the order of operations on the wire is the order
-//    of the calls, the same on every rank as long as every rank calls in the same order
+//    worker thread, in FIFO order, or on the thread that waits for it if that thread
+//    gets there first: serial_executor.h, invariant 4). So the order of operations on the wire is
+//    the order of the calls, the same on every rank as long as every rank calls in the same order
 //    (process_group.h, rule 1).
 //  - CHECKS the lessons would otherwise repeat: ranks, roots and tags in range, sizes
 //    consistent on this rank (see process_group.h's size table). User tags must be >= 0:

@@ -19,6 +19,13 @@
 //     that ran it, before the caller (run_inline) or the Work (submit) sees it, and what
 //     it returns is what they see (it may return the error itself, or a clearer one).
 //     The executor itself carries on with the next operation.
+//  4. An operation submitted with run_on_wait runs on the thread that waits for its Work
+//     when that wait comes before the worker has started it: the waiter takes it (and any
+//     still queued before it, in order) from the queue and runs it itself. A thread that
+//     would only sleep until the worker woke up, was scheduled and ran the operation does
+//     the work at once, without the hand-off (lesson 10's reducer waits like this for the
+//     bucket it launched last). Such a wait returns when the operation does: the
+//     operation's own timeouts bound it, not the wait's.
 //
 // What this is not: a thread pool. One resource, one worker, strict order.
 //
@@ -28,6 +35,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -59,28 +67,24 @@ class SerialExecutor {
   void run_inline(const std::function<void()>& op);
 
   /// Queues `op` behind every earlier operation and returns at once. The Work completes
-  /// when `op` has run on the worker thread; its wait() rethrows op's error. `what`
-  /// names the operation in the Work's TimeoutError.
-  WorkPtr submit(std::function<void()> op, std::string what);
+  /// when `op` has run on the worker thread (or, with run_on_wait, on a waiting thread:
+  /// invariant 4); its wait() rethrows op's error. `what` names the operation in the
+  /// Work's TimeoutError.
+  WorkPtr submit(std::function<void()> op, std::string what, bool run_on_wait = false);
 
   /// True when no operation is queued or running. Never blocks.
   bool idle();
 
   /// The name given at construction.
-  const std::string& name() const { return name_; }
+  const std::string& name() const;
 
  private:
   struct Task;
-  void worker_loop();
-  std::exception_ptr report(std::exception_ptr error);
+  struct State;  // what the worker and the Works of run_on_wait share (they may outlive us)
+  static void run_task(State& state, std::unique_ptr<Task> task);
+  static void run_queued_through(State& state, uint64_t seq);
 
-  const std::string name_;
-  const ErrorHook on_error_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<std::unique_ptr<Task>> queue_;  // each Task holds an op and its promise
-  bool busy_ = false;                        // an operation is running (inline or on the worker)
-  bool stopping_ = false;
+  std::shared_ptr<State> state_;
   std::thread worker_;
 };
 

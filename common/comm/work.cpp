@@ -7,10 +7,12 @@
 
 namespace course {
 
-FutureWork::FutureWork(std::shared_future<void> future, std::string what)
-    : future_(std::move(future)), what_(std::move(what)) {}
+FutureWork::FutureWork(std::shared_future<void> future, std::string what,
+                       std::function<void()> before_wait)
+    : future_(std::move(future)), what_(std::move(what)), before_wait_(std::move(before_wait)) {}
 
 void FutureWork::wait(Millis timeout) {
+  if (before_wait_ && !is_completed()) before_wait_();
   if (future_.wait_for(timeout) != std::future_status::ready) {
     throw TimeoutError(what_ + " has not finished after " + std::to_string(timeout.count()) +
                        " ms. Its peer may be missing the matching call, or waiting on "

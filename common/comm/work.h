@@ -14,6 +14,7 @@
 // times; every wait() of a failed operation rethrows the same error.
 #pragma once
 
+#include <functional>
 #include <future>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ namespace course {
 class FutureWork final : public Work {
  public:
   /// `what` names the operation in a TimeoutError: "isend to rank 1 (tag 0, 4 elements)".
-  FutureWork(std::shared_future<void> future, std::string what);
+  /// `before_wait`, when given, is called at the start of every wait() (SerialExecutor's
+  /// run_on_wait: the waiter runs the operation itself if nobody has started it).
+  FutureWork(std::shared_future<void> future, std::string what,
+             std::function<void()> before_wait = {});
 
   /// Blocks until the operation has finished or `timeout` has passed. Throws
   /// TimeoutError naming the operation when it has not finished (it keeps running: wait
@@ -39,6 +43,7 @@ class FutureWork final : public Work {
  private:
   std::shared_future<void> future_;
   std::string what_;
+  std::function<void()> before_wait_;
 };
 
 /// A Work that has already finished successfully.

@@ -202,6 +202,18 @@ void scale_(const Tensor& y, float s) {
   kernels_for(y.device()).unary(UnaryOp::scale, y.raw(), s, y.raw(), y.numel());
 }
 
+void mul_out(const Tensor& out, const Tensor& x, float s) {
+  const Device d = common_device("mul_out", out, x);
+  if (out.numel() != x.numel()) {
+    throw ConfigError("mul_out: out " + shape_str(out.shape()) + " and x " + shape_str(x.shape()) +
+                      " hold different numbers of elements");
+  }
+  if (out.shares_storage_with(x) && out.raw() != x.raw()) {
+    throw ConfigError("mul_out: out and x overlap in one storage");
+  }
+  kernels_for(d).unary(UnaryOp::scale, x.raw(), s, out.raw(), out.numel());
+}
+
 void fill_(const Tensor& y, float value) {
   check_defined("fill_", y);
   kernels_for(y.device()).fill(y.raw(), value, y.numel());

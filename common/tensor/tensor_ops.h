@@ -58,6 +58,9 @@ void add_(const Tensor& y, const Tensor& x, float alpha = 1.0f);
 void axpby_(const Tensor& y, float alpha, const Tensor& x, float beta);
 /// y *= s.
 void scale_(const Tensor& y, float s);
+/// out = s * x in one pass (torch's mul_out: a copy that scales). REQUIRES: same numel,
+/// same device; out is x itself or shares no storage with it.
+void mul_out(const Tensor& out, const Tensor& x, float s);
 /// y += s.
 void add_scalar_(const Tensor& y, float s);
 /// y += value * a * b, elementwise (torch's addcmul_). Same shapes; y shares no storage

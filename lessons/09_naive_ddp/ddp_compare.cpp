@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -67,6 +68,32 @@ Row one_process(const DdpCompareOptions& o, const DdpData& data, const DdpTraini
   row.compute = row.step;
   row.peak_mib = peak_memory_mib();
   return row;
+}
+
+// PyTorch's rows beside the table (one process, torch DDP), from tools/torch_ddp_bench.py
+// when Debian's python3-torch imports; one line saying why not otherwise.
+void torch_rows(const DdpCompareOptions& o, const std::vector<int64_t>& sizes, int world,
+                std::ostream& out) {
+  const std::string script = "tools/torch_ddp_bench.py";
+  if (!std::ifstream(script)) {
+    out << "torch rows: skipped (" << script
+        << " not found: run from the repository root, as make bench does)" << std::endl;
+    return;
+  }
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    out << "torch rows: skipped (/usr/bin/python3 cannot import torch; apt-get install "
+           "python3-torch)"
+        << std::endl;
+    return;
+  }
+  std::string layers;
+  for (int64_t s : sizes) layers += (layers.empty() ? "" : ",") + std::to_string(s);
+  const std::string command = "/usr/bin/python3 " + script + " --compare --np " +
+                              std::to_string(world) + " --sizes " + layers + " --global-batch " +
+                              std::to_string(o.global_batch) + " --warmup " +
+                              std::to_string(o.warmup) + " --steps " + std::to_string(o.steps);
+  out << std::flush;
+  if (std::system(command.c_str()) != 0) out << "torch rows: " << command << " failed" << std::endl;
 }
 
 // Lesson 08's timed step (step_breakdown.h), its phases sorted into this table's columns.
@@ -268,6 +295,7 @@ Verdict run_ddp_compare(DriverContext& ctx, const DdpCompareOptions& o, const Gr
                               : o.csv_path;
   table.write_csv(csv);
   out << "table saved to " << csv << "\n";
+  torch_rows(o, data.sizes, world, out);
   return Verdict::pass("compare table printed (" + std::to_string(rows.size()) + " rows)");
 }
 

@@ -28,6 +28,10 @@
 //   msgs/step   collective calls per step (DDP: the gradient check's all_gather plus
 //               the all-reduces; threads exchange no messages, they copy)
 //
+// Then, on rank 0, PyTorch's rows on the same MLP and global batch (one process, torch DDP
+// over K ranks; tools/torch_ddp_bench.py --compare, synthetic inputs) when /usr/bin/python3
+// imports torch (Debian's python3-torch), else one line saying so.
+//
 // What this is not: a scaling study. The numbers are one run on whatever else the machine
 // is doing; the CSV goes to bench-results/lesson09_compare_np<K>.csv.
 #pragma once

@@ -92,9 +92,34 @@ StepResult ddp_train_step(Module& model, Optimizer& optimizer, GradientSync& syn
   result.correct = count_correct(logits.data(), batch.targets);
   if (times != nullptr) {
     times->sync = sync_seconds;
-    times->compute = seconds_since(start) - sync_seconds;
+    if (const std::optional<InBackwardSync> inside = sync.in_backward_sync()) {
+      times->in_backward = *inside;
+      times->has_in_backward = true;
+    }
+    times->compute = seconds_since(start) - times->all_sync();
   }
   return result;
+}
+
+void DdpStepTimes::add(const DdpStepTimes& other) {
+  compute += other.compute;
+  sync += other.sync;
+  in_backward.hooks += other.in_backward.hooks;
+  in_backward.wait += other.in_backward.wait;
+  in_backward.copy_back += other.in_backward.copy_back;
+  has_in_backward = has_in_backward || other.has_in_backward;
+}
+
+std::string describe_sync_share(const DdpStepTimes& t) {
+  const double total = std::max(t.compute + t.all_sync(), 1e-12);
+  const auto share = [&](double seconds) { return format_fixed(100 * seconds / total, 1) + "%"; };
+  std::string line = "gradient sync " + share(t.all_sync());
+  if (t.has_in_backward) {
+    line += " (after backward " + share(t.sync) + ", in backward: hooks " +
+            share(t.in_backward.hooks) + ", exposed wait " + share(t.in_backward.wait) +
+            ", copy back " + share(t.in_backward.copy_back) + ")";
+  }
+  return line;
 }
 
 std::map<std::string, std::string> ddp_training_flag_values(const DdpTrainingOptions& o) {
@@ -280,7 +305,8 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
     sampler->set_epoch(epoch);
     train_loader.start_epoch(epoch);
     const auto start = Clock::now();
-    double loss_sum = 0, compute = 0, comm = 0;
+    double loss_sum = 0;
+    DdpStepTimes totals;
     int64_t correct = 0, samples = 0, steps = 0;
     while (std::optional<Batch> batch = train_loader.next()) {
       DdpStepTimes times;
@@ -291,8 +317,7 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
       correct += r.correct;
       samples += b;
       steps += 1;
-      compute += times.compute;
-      comm += times.sync;
+      totals.add(times);
     }
     const double seconds = seconds_since(start);
     samples_per_second = static_cast<double>(samples * world) / std::max(seconds, 1e-9);
@@ -308,10 +333,10 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
             << format_fixed(100.0 * static_cast<double>(correct) / std::max<int64_t>(samples, 1), 2)
             << "%  test " << format_fixed(100 * e.accuracy, 2) << "%  "
             << format_fixed(samples_per_second, 0) << " samples/s  step "
-            << format_fixed(1e3 * (compute + comm) / std::max<int64_t>(steps, 1), 2)
-            << " ms (gradient sync "
-            << format_fixed(100 * comm / std::max(compute + comm, 1e-12), 1) << "%)  "
-            << format_fixed(seconds, 1) << " s" << std::endl;
+            << format_fixed(
+                   1e3 * (totals.compute + totals.all_sync()) / std::max<int64_t>(steps, 1), 2)
+            << " ms (" << describe_sync_share(totals) << ")  " << format_fixed(seconds, 1) << " s"
+            << std::endl;
       }
     }
   }

@@ -121,9 +121,22 @@ std::unique_ptr<Optimizer> make_ddp_optimizer(const DdpTrainingOptions& o,
 
 /// Where one step's time went on this rank.
 struct DdpStepTimes {
-  double compute = 0;  ///< forward, loss, backward, optimizer
-  double sync = 0;     ///< inside prepare_for_backward and finish_backward
+  double compute = 0;          ///< forward, loss, backward, optimizer (less in_backward's parts)
+  double sync = 0;             ///< inside prepare_for_backward and finish_backward
+  InBackwardSync in_backward;  ///< inside backward (GradientSync::in_backward_sync)
+  bool has_in_backward = false;
+  /// Everything spent on synchronisation: sync plus the parts inside backward.
+  double all_sync() const {
+    return sync + in_backward.hooks + in_backward.wait + in_backward.copy_back;
+  }
+  /// Adds another step's times (for an epoch's totals).
+  void add(const DdpStepTimes& other);
 };
+
+/// "gradient sync 24.1%" of compute + sync; when part of it ran inside backward, where:
+/// "gradient sync 24.1% (after backward 0.0%, in backward: hooks 9.8%, exposed wait 11.0%,
+/// copy back 3.3%)".
+std::string describe_sync_share(const DdpStepTimes& totals);
 
 /// One step: zero_grad, forward, cross-entropy, prepare_for_backward, backward,
 /// finish_backward, optimizer.step(). `times` (optional) receives the split.

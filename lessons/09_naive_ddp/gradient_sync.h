@@ -8,12 +8,21 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "module.h"
 #include "process_group.h"
 
 namespace course {
+
+/// Synchronisation done inside backward (lesson 10's Reducer), where the training loop's
+/// clock cannot tell it from backward's own work. Seconds, of the last step.
+struct InBackwardSync {
+  double hooks = 0;      ///< in the hooks: gradients into buckets, all-reduces launched
+  double wait = 0;       ///< at the end of backward, waiting for all-reduces still in flight
+  double copy_back = 0;  ///< after that wait: the means written into the gradients
+};
 
 /// How a data-parallel wrapper keeps gradients in step; the training loop calls these
 /// around every backward pass, in this order, on every rank:
@@ -31,6 +40,9 @@ class GradientSync {
   virtual int64_t messages_per_step() const = 0;
   /// One line for the log: "naive DDP, one all-reduce per parameter (6 per step)".
   virtual std::string describe() const = 0;
+  /// What the last backward spent on synchronisation inside itself. Default: nothing
+  /// (a wrapper that synchronises after backward, in finish_backward).
+  virtual std::optional<InBackwardSync> in_backward_sync() const { return std::nullopt; }
 };
 
 /// Builds the wrapper around `model` on every rank. It must make every rank's parameters

@@ -2,10 +2,12 @@
 #include "ddp_bench.h"
 
 #include <cblas.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -33,6 +35,19 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Context switches of this process so far, every thread, voluntary or not (getrusage).
+double context_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_nvcsw + usage.ru_nivcsw);
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 // Synthetic inputs: index-dependent, different on every rank.
@@ -169,6 +184,8 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
     double cap_mib = -1;  // for the plot; < 0: not a point of the sweep
     std::vector<double> times;
     double median = 0;
+    // Where the time went (rank 0's own, per step): the Reducer's parts, context switches.
+    std::vector<double> hooks, wait, copy_back, switches;
   };
   std::vector<Contender> rows;
   const auto loss_backward = [](Contender& c, Module& m) {
@@ -228,15 +245,16 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
       {"bucketed per-param", {0, 0}}, {"bucketed 0.25 MiB", {0.25, 0.25}},
       {"bucketed 1 MiB", {1, 1}},     {"bucketed 5 MiB", {5, 5}},
       {"bucketed 25 MiB", {25, 25}},  {"bucketed one", {kOne, kOne}},
-      {"bucketed default", {1, 25}}};
+      {"bucketed default", {1, 25}},  {"bucketed view", {1, 25}}};
   for (const auto& [name, caps] : configs) {
     Contender& c = add(name, "", ddp_step);
     c.ddp = std::make_unique<DistributedDataParallel>(
         *c.setup.model, group,
         ReducerOptions{.first_bucket_bytes = mib_to_bytes(caps.first),
-                       .bucket_cap_bytes = mib_to_bytes(caps.second)});
+                       .bucket_cap_bytes = mib_to_bytes(caps.second),
+                       .gradient_as_bucket_view = name == "bucketed view"});
     c.buckets = std::to_string(c.ddp->reducer().buckets().size());
-    if (name != "bucketed default") {
+    if (name != "bucketed default" && name != "bucketed view") {
       c.cap_mib = caps.second == 0 ? 0.05 : caps.second == kOne ? 2000 : caps.second;
     }
   }
@@ -260,9 +278,19 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   for (int round = 0; round < o.warmup + o.steps; ++round) {
     for (Contender& c : rows) {
       group.barrier();  // every rank starts the step together (compute only has no collective)
+      const double switches0 = context_switches();
       const auto t0 = Clock::now();
       c.step(c);
-      if (round >= o.warmup) c.times.push_back(seconds_since(t0) / c.micro_batches);
+      if (round >= o.warmup) {
+        c.times.push_back(seconds_since(t0) / c.micro_batches);
+        c.switches.push_back(context_switches() - switches0);
+        if (c.ddp) {
+          const ReducerStepTimes& parts = c.ddp->reducer().last_step_times();
+          c.hooks.push_back(parts.hooks);
+          c.wait.push_back(parts.wait);
+          c.copy_back.push_back(parts.copy_back);
+        }
+      }
     }
   }
   for (Contender& c : rows) c.median = slowest_median(c.times, group);
@@ -312,6 +340,29 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
       format_fixed(per_param / bucketed_default, 2) + "x faster than naive per-param, " +
       format_fixed(100 * hidden_share(bucketed_default), 0) + "% of the all-reduce hidden";
   table.add_note(summary, out);
+  if (out) {
+    // The Reducer's side of the step, as the thread running backward sees it.
+    *out << "# where a synchronised step's time goes, rank 0, medians: hooks = time in the "
+            "hooks (gradients into buckets, launches), wait = the wait after backward for the "
+            "all-reduces still in flight, copy back = means into the gradients; csw = context "
+            "switches per step (getrusage, all threads)\n";
+    BenchTable parts({{"mode", 20},
+                      {"step(ms)", 9},
+                      {"hooks(ms)", 10},
+                      {"wait(ms)", 9},
+                      {"copy back(ms)", 14},
+                      {"csw", 6}});
+    parts.print_header(*out);
+    for (Contender& c : rows) {
+      if (c.name.rfind("all_reduce", 0) == 0 || c.micro_batches != 1) continue;
+      const auto ms = [&](const std::vector<double>& v) {
+        return c.ddp ? format_fixed(1e3 * median_of(v), 1) : std::string("-");
+      };
+      parts.add_row({c.name, format_fixed(1e3 * median_of(c.times), 1), ms(c.hooks), ms(c.wait),
+                     ms(c.copy_back), format_fixed(median_of(c.switches), 0)},
+                    out);
+    }
+  }
   if (rank == 0) {
     table.write_csv(o.csv_path);
     if (!o.svg_path.empty()) {

@@ -59,6 +59,12 @@ int64_t DistributedDataParallel::messages_per_step() const {
          (options_.find_unused_parameters ? 1 : 0);
 }
 
+std::optional<InBackwardSync> DistributedDataParallel::in_backward_sync() const {
+  if (!require_sync_) return InBackwardSync{};  // no_sync: that backward sent nothing
+  const ReducerStepTimes& t = reducer_.last_step_times();
+  return InBackwardSync{t.hooks, t.wait, t.copy_back};
+}
+
 std::string DistributedDataParallel::describe() const {
   return "bucketed DDP (the Reducer): " + std::to_string(reducer_.buckets().size()) +
          " bucket(s), first " + format_bytes(options_.first_bucket_bytes) + ", cap " +

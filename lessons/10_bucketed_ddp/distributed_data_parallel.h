@@ -59,6 +59,9 @@ class DistributedDataParallel : public GradientSync {
   /// The buckets' all-reduces, plus the used map's with find_unused_parameters.
   int64_t messages_per_step() const override;
   std::string describe() const override;
+  /// The Reducer's hooks, final wait and copy back in the last backward (its
+  /// last_step_times()): the synchronisation the training loop's clock counts as backward.
+  std::optional<InBackwardSync> in_backward_sync() const override;
 
   /// While the returned guard lives, forward() does not arm the reducer: the next
   /// backward accumulates locally and sends nothing.

@@ -16,19 +16,17 @@ bool Reducer::rebuild_buckets() {
   if (!start_rebuild()) return false;  // only once, after a first full iteration
   [[maybe_unused]] const std::vector<int64_t> bytes = param_bytes();
   std::vector<BucketIndices> assignment;
-  // TODO(lesson10): assign by this rank's ready order, then adopt rank 0's layout (broadcast)
+  // TODO(lesson10): assign by this rank's ready order, then adopt rank 0's (sync_bucket_indices)
   COURSE_TODO();
   initialize_buckets(assignment);
   return true;
 }
 
-void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
-  reset_iteration();
-  if (options_.find_unused_parameters) {
-    // TODO(lesson10): walk the graph from the outputs; unreached parameters are unused
-    COURSE_TODO();
-  }
-  arm_hooks();
+std::vector<size_t> Reducer::search_unused_parameters(const std::vector<Variable>& outputs) const {
+  std::vector<size_t> unused;
+  // TODO(lesson10): walk the graph from the outputs; parameters it does not reach are unused
+  COURSE_TODO();
+  return unused;
 }
 
 void Reducer::mark_variable_ready(size_t index) {

@@ -91,6 +91,23 @@ struct ReducerOptions {
   Millis timeout = default_timeout();
 };
 
+/// Where one synchronised backward's communication time went, as the thread that runs
+/// backward saw it (the all-reduces themselves run on the process group's thread).
+/// Seconds, of the last iteration that finished.
+struct ReducerStepTimes {
+  double hooks = 0;      ///< inside the hooks: gradients into buckets, launches (not the wait)
+  double wait = 0;       ///< the last bucket's all-reduce (run in the last hook) and the
+                         ///< final wait for the others still in flight: exposed
+  double copy_back = 0;  ///< the means written back into the gradients after the wait
+  int launched = 0;      ///< all-reduces launched (buckets, plus the used map's)
+};
+
+/// Where a parameter's gradient lives in the buckets (torch's VariableLocator).
+struct VariableLocator {
+  size_t bucket_index = 0;        ///< which bucket
+  size_t intra_bucket_index = 0;  ///< its position in that bucket's params (and offsets)
+};
+
 /// One bucket as the reducer sees it (for tests and the driver's printout).
 struct BucketInfo {
   BucketIndices params;  ///< parameter indices, in the order of their slices
@@ -132,6 +149,8 @@ class Reducer {
   const std::vector<size_t>& unused_parameters() const { return unused_; }
   /// True while the hooks are armed and the reduction has not finished.
   bool reduction_pending() const { return require_finalize_; }
+  /// Where the last finished iteration's time went (see ReducerStepTimes).
+  const ReducerStepTimes& last_step_times() const { return last_times_; }
   int world_size() const { return world_; }
 
  private:
@@ -149,7 +168,43 @@ class Reducer {
   std::vector<int64_t> param_bytes() const;
   Tensor slice(size_t index) const;  // parameter index's view into its bucket
   void autograd_hook(size_t index);
+
+  // ---- The exercise (reducer.cpp) ---------------------------------------------------
+  /// Step 3, one parameter's gradient is final (called from its hook, after record_ready;
+  /// for an unused parameter, from the first hook).
+  /// REQUIRES: hooks armed; `index` not yet ready in this iteration.
+  /// EFFECT: its bucket slice holds grad / world (zeros when grad() is undefined), in one
+  ///   pass (mul_out); with gradient_as_bucket_view, grad() becomes that slice (when it
+  ///   already is, the slice is divided in place). When it was the bucket's last pending
+  ///   parameter, the bucket is appended to ready_log_ and launch_ready_buckets() runs.
   void mark_variable_ready(size_t index);
+  /// Step 4. Launches, in bucket order, every bucket from next_bucket_ on whose pending
+  /// count is 0 (launch_bucket), stopping at the first that is not complete. Once the last
+  /// bucket is launched: with find_unused_parameters all_reduce_local_used_map(), then
+  /// finalize_backward().
+  void launch_ready_buckets();
+  /// Step 5, once per iteration, inside the last hook.
+  /// REQUIRES: every bucket launched.
+  /// EFFECT: waits for every all-reduce (wait_for_reductions); then, for each parameter
+  ///   except those no rank used (local_used_ 0, find_unused_parameters), grad() holds
+  ///   its mean: copied from its slice, or the slice itself with gradient_as_bucket_view,
+  ///   or a copy of the slice when grad() is undefined (used elsewhere, unused here).
+  ///   Ends with disarm_hooks(start) so the iteration counts as finished.
+  void finalize_backward();
+  /// Step 2's graph walk: the indices (ascending) of the parameters that no AccumulateGrad
+  /// reachable from `outputs` belongs to; none when `outputs` is empty.
+  std::vector<size_t> search_unused_parameters(const std::vector<Variable>& outputs) const;
+
+  // ---- Given (reducer_given.cpp) -----------------------------------------------------
+  /// rebuild_buckets' broadcast: every rank's `assignment` becomes rank 0's (torch's
+  /// sync_bucket_indices). Collective: every rank calls it at the same point. The layout
+  /// travels as floats: [bucket count, each bucket's size..., the indices in bucket
+  /// order...], padded to 2P + 1 (at most P buckets; indices below 2^24 are exact).
+  void sync_bucket_indices(std::vector<BucketIndices>& assignment);
+  /// find_unused_parameters, after the last bucket's launch: the map of locally used
+  /// parameters (local_used_) all-reduced (SUM) in the background, into used_work_
+  /// (torch's all_reduce_local_used_map); wait_for_reductions waits for it.
+  void all_reduce_local_used_map();
   /// rebuild_buckets' gate: false unless this is the moment (once, after an iteration in
   /// which every parameter became ready, not with find_unused_parameters, whose order can
   /// change between iterations, and not while a reduction is pending). When true, marks
@@ -170,9 +225,10 @@ class Reducer {
   /// finalize_backward's wait: every bucket's all-reduce and the used-map's, then the
   /// watchers; the works are released.
   void wait_for_reductions();
-  void launch_ready_buckets();
+  /// Launches bucket b's all-reduce (SUM, async), logs it in launch_log_ (and the trace).
+  /// The last bucket's runs at once on this thread (it is launched from the last hook,
+  /// just before the final wait); its Work is then already finished.
   void launch_bucket(size_t b);
-  void finalize_backward();
   void wait_in_flight() noexcept;
   std::string parameter_list(const std::vector<size_t>& indices) const;
   void trace_hook(size_t index, double start_us);
@@ -184,7 +240,7 @@ class Reducer {
   std::vector<int> hook_ids_;
 
   std::vector<Bucket> buckets_;
-  std::vector<std::pair<size_t, size_t>> locator_;  // parameter -> (bucket, position)
+  std::vector<VariableLocator> variable_locators_;  // parameter index -> where it lives
 
   // Per iteration.
   bool expect_hooks_ = false;      // armed by prepare_for_backward
@@ -200,6 +256,12 @@ class Reducer {
   // Rebuilding (step 6).
   bool has_rebuilt_ = false;
   std::vector<size_t> ready_order_;  // parameters in the order they became ready, iteration 1
+
+  // Timing (ReducerStepTimes): this iteration's, and the last finished one's.
+  ReducerStepTimes times_, last_times_;
+  double finalize_us_ = 0;    // finalize_backward's share of the hook that ran it
+  double inline_us_ = 0;      // the last bucket's all-reduce, run inside that hook
+  double final_wait_us_ = 0;  // wait_for_reductions' share of finalize_backward
 
   // Tracing.
   std::vector<std::thread> watchers_;

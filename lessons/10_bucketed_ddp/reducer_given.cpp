@@ -1,8 +1,10 @@
 // reducer_given.cpp: lesson 10, given: the Reducer's set-up (hooks, bucket buffers), the
 // checks between iterations, the hooks' bookkeeping and the launch of one bucket's
-// all-reduce. The bucket rebuild, the readiness logic and the finalisation are the
-// exercise (reducer.cpp).
+// all-reduce, the layout broadcast of the rebuild (sync_bucket_indices) and the used map's
+// all-reduce. The rebuild's logic, the graph walk, the readiness logic and the
+// finalisation are the exercise (reducer.cpp).
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -80,13 +82,13 @@ void Reducer::wait_in_flight() noexcept {
 
 void Reducer::initialize_buckets(const std::vector<BucketIndices>& assignment) {
   buckets_.clear();
-  locator_.assign(params_.size(), {0, 0});
+  variable_locators_.assign(params_.size(), {});
   for (const BucketIndices& indices : assignment) {
     Bucket bucket;
     bucket.params = indices;
     int64_t offset = 0;
     for (size_t position = 0; position < indices.size(); ++position) {
-      locator_[indices[position]] = {buckets_.size(), position};
+      variable_locators_[indices[position]] = {buckets_.size(), position};
       bucket.offsets.push_back(offset);
       offset += params_[indices[position]].second.numel();
     }
@@ -96,10 +98,10 @@ void Reducer::initialize_buckets(const std::vector<BucketIndices>& assignment) {
 }
 
 Tensor Reducer::slice(size_t index) const {
-  const auto [b, position] = locator_[index];
-  const Bucket& bucket = buckets_[b];
+  const VariableLocator where = variable_locators_[index];
+  const Bucket& bucket = buckets_[where.bucket_index];
   const Variable& p = params_[index].second;
-  return bucket.flat.rows(bucket.offsets[position], p.numel()).reshape(p.shape());
+  return bucket.flat.rows(bucket.offsets[where.intra_bucket_index], p.numel()).reshape(p.shape());
 }
 
 std::vector<BucketInfo> Reducer::buckets() const {
@@ -162,6 +164,7 @@ void Reducer::reset_iteration() {
   launch_log_.clear();
   unused_.clear();
   unused_marked_ = false;
+  times_ = {};
   if (options_.find_unused_parameters) {
     local_used_ = Tensor::zeros({static_cast<int64_t>(params_.size())});
   }
@@ -176,10 +179,44 @@ void Reducer::arm_hooks() {
 void Reducer::disarm_hooks(double start_us) {
   expect_hooks_ = false;
   require_finalize_ = false;
+  const double end_us = TraceRecorder::now_us();
+  finalize_us_ = end_us - start_us;
+  times_.copy_back = std::max(0.0, (finalize_us_ - final_wait_us_) * 1e-6);
+  times_.launched =
+      static_cast<int>(launch_log_.size()) + (options_.find_unused_parameters ? 1 : 0);
   if (options_.trace) {
-    options_.trace->span(TraceRecorder::kCompute, "wait for all-reduces", start_us,
-                         TraceRecorder::now_us(), std::to_string(buckets_.size()) + " buckets");
+    options_.trace->span(TraceRecorder::kCompute, "wait for all-reduces", start_us, end_us,
+                         std::to_string(buckets_.size()) + " buckets");
   }
+}
+
+void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
+  reset_iteration();
+  if (options_.find_unused_parameters) unused_ = search_unused_parameters(outputs);
+  arm_hooks();
+}
+
+void Reducer::sync_bucket_indices(std::vector<BucketIndices>& assignment) {
+  const size_t n = params_.size();
+  std::vector<float> layout(2 * n + 1, 0.0f);
+  layout[0] = static_cast<float>(assignment.size());
+  size_t at = 1 + assignment.size();
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    layout[1 + b] = static_cast<float>(assignment[b].size());
+    for (size_t index : assignment[b]) layout[at++] = static_cast<float>(index);
+  }
+  group_.broadcast(layout, 0);
+  assignment.assign(static_cast<size_t>(layout[0]), {});
+  at = 1 + assignment.size();
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    for (size_t k = 0; k < static_cast<size_t>(layout[1 + b]); ++k) {
+      assignment[b].push_back(static_cast<size_t>(layout[at++]));
+    }
+  }
+}
+
+void Reducer::all_reduce_local_used_map() {
+  used_work_ = group_.all_reduce_async(local_used_.span(), ReduceOp::SUM);
 }
 
 void Reducer::record_ready(size_t index) {
@@ -196,6 +233,7 @@ void Reducer::record_ready(size_t index) {
 }
 
 void Reducer::wait_for_reductions() {
+  const double start_us = TraceRecorder::now_us();
   std::vector<WorkPtr> works;
   for (Bucket& bucket : buckets_) works.push_back(bucket.work);
   works.push_back(used_work_);
@@ -204,11 +242,14 @@ void Reducer::wait_for_reductions() {
   used_work_.reset();
   for (std::thread& t : watchers_) t.join();
   watchers_.clear();
+  final_wait_us_ = TraceRecorder::now_us() - start_us;
+  times_.wait += final_wait_us_ * 1e-6;
 }
 
 void Reducer::autograd_hook(size_t index) {
   if (!expect_hooks_) return;  // no_sync, or evaluation: gradients just accumulate
-  const double start = options_.trace ? TraceRecorder::now_us() : 0;
+  const double start = TraceRecorder::now_us();
+  finalize_us_ = inline_us_ = 0;
   if (options_.find_unused_parameters) {
     local_used_.data()[index] = 1.0f;
     if (!unused_marked_) {
@@ -217,6 +258,8 @@ void Reducer::autograd_hook(size_t index) {
     }
   }
   mark_variable_ready(index);
+  times_.hooks += (TraceRecorder::now_us() - start - finalize_us_ - inline_us_) * 1e-6;
+  if (!require_finalize_) last_times_ = times_;  // the last hook finalized the iteration
   if (options_.trace) trace_hook(index, start);
 }
 
@@ -229,9 +272,8 @@ void Reducer::trace_hook(size_t index, double start_us) {
                last_trace_us_, start_us);
   }
   const double end = TraceRecorder::now_us();
-  const auto [b, position] = locator_[index];
   trace.span(TraceRecorder::kCompute, "hook " + params_[index].first, start_us, end,
-             "into bucket " + std::to_string(b));
+             "into bucket " + std::to_string(variable_locators_[index].bucket_index));
   last_trace_us_ = end;
 }
 
@@ -239,6 +281,30 @@ void Reducer::launch_bucket(size_t b) {
   Bucket& bucket = buckets_[b];
   launch_log_.push_back(b);
   bucket.launch_us = TraceRecorder::now_us();
+  if (b + 1 == buckets_.size()) {
+    // The last bucket is complete only in the last hook, right before finalize_backward
+    // waits for it: run it here, on this thread (after the buckets before it, the group's
+    // order), instead of waking the group's worker thread and sleeping until it has been
+    // scheduled, run it and woken us. Its error reaches the final wait, like the others'.
+    std::promise<void> done;
+    try {
+      group_.all_reduce(bucket.flat.device_span(), ReduceOp::SUM);
+      done.set_value();
+    } catch (...) {
+      done.set_exception(std::current_exception());
+    }
+    bucket.work = std::make_shared<FutureWork>(done.get_future().share(),
+                                               "all_reduce of bucket " + std::to_string(b));
+    inline_us_ = TraceRecorder::now_us() - bucket.launch_us;  // exposed: counted as wait
+    times_.wait += inline_us_ * 1e-6;
+    if (options_.trace) {
+      options_.trace->span(TraceRecorder::kComm, "all_reduce bucket " + std::to_string(b),
+                           bucket.launch_us, TraceRecorder::now_us(),
+                           std::to_string(bucket.params.size()) + " parameters, " +
+                               std::to_string(bucket.flat.numel() * 4) + " bytes, inline");
+    }
+    return;
+  }
   bucket.work = group_.all_reduce_async(bucket.flat.device_span(), ReduceOp::SUM);
   if (options_.trace) {
     // A watcher records when the all-reduce really finished (the final wait only sees

@@ -284,9 +284,12 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
     const auto start = Clock::now();
     double loss_sum = 0;
     int64_t correct = 0, samples = 0, step = 0;
+    DdpStepTimes totals;  // where the steps' time went (ddp_training.h)
     while (std::optional<Batch> batch = loader.next()) {
       if (global_step == o.crash_step && rank == o.crash_rank) std::raise(SIGKILL);
-      const StepResult r = ddp_train_step(*model, *optimizer, ddp, *batch);
+      DdpStepTimes times;
+      const StepResult r = ddp_train_step(*model, *optimizer, ddp, *batch, &times);
+      totals.add(times);
       check_finite_step(*model, r.loss, t.detect_anomaly, rank, epoch, global_step);
       loss_sum += static_cast<double>(r.loss) * batch->targets.numel();
       correct += r.correct;
@@ -313,8 +316,11 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
           << format_fixed(rec.train_loss, 4) << "  train (rank 0) "
           << format_fixed(100 * rec.train_accuracy, 2) << "%  test "
           << format_fixed(100 * e.accuracy, 2) << "% (" << e.samples << " examples over " << world
-          << " rank(s))  " << format_fixed(rec.samples_per_second, 0) << " samples/s  "
-          << format_fixed(seconds, 1) << " s" << std::endl;
+          << " rank(s))  " << format_fixed(rec.samples_per_second, 0) << " samples/s  step "
+          << format_fixed(1e3 * (totals.compute + totals.all_sync()) / std::max<int64_t>(step, 1),
+                          2)
+          << " ms (" << describe_sync_share(totals) << ")  " << format_fixed(seconds, 1) << " s"
+          << std::endl;
     }
     if (o.save_checkpoints) {
       if (rank == 0) {

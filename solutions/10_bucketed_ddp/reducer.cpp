@@ -16,62 +16,41 @@ bool Reducer::rebuild_buckets() {
   if (!start_rebuild()) return false;  // only once, after a first full iteration
   const std::vector<int64_t> bytes = param_bytes();
   std::vector<BucketIndices> assignment;
-  // BEGIN SOLUTION: assign by this rank's ready order, then adopt rank 0's layout (broadcast)
+  // BEGIN SOLUTION: assign by this rank's ready order, then adopt rank 0's (sync_bucket_indices)
   assignment = compute_bucket_assignment_by_size(
       bytes, ready_order_, {options_.first_bucket_bytes, options_.bucket_cap_bytes});
-  if (world_ > 1) {
-    // Layout: [bucket count, size of each bucket..., parameter indices in bucket order...],
-    // padded to 2P + 1 floats (at most P buckets). Indices below 2^24 are exact in float.
-    const size_t n = params_.size();
-    std::vector<float> layout(2 * n + 1, 0.0f);
-    layout[0] = static_cast<float>(assignment.size());
-    size_t at = 1 + assignment.size();
-    for (size_t b = 0; b < assignment.size(); ++b) {
-      layout[1 + b] = static_cast<float>(assignment[b].size());
-      for (size_t index : assignment[b]) layout[at++] = static_cast<float>(index);
-    }
-    group_.broadcast(layout, 0);
-    assignment.assign(static_cast<size_t>(layout[0]), {});
-    at = 1 + assignment.size();
-    for (size_t b = 0; b < assignment.size(); ++b) {
-      for (size_t k = 0; k < static_cast<size_t>(layout[1 + b]); ++k) {
-        assignment[b].push_back(static_cast<size_t>(layout[at++]));
-      }
-    }
-  }
+  if (world_ > 1) sync_bucket_indices(assignment);
   // END SOLUTION
   initialize_buckets(assignment);
   return true;
 }
 
-void Reducer::prepare_for_backward(const std::vector<Variable>& outputs) {
-  reset_iteration();
-  if (options_.find_unused_parameters) {
-    // BEGIN SOLUTION: walk the graph from the outputs; unreached parameters are unused
-    std::unordered_set<const VariableImpl*> reached;
-    std::unordered_set<const Node*> seen;
-    std::vector<std::shared_ptr<Node>> stack;
-    for (const Variable& out : outputs) {
-      if (out.defined() && out.grad_fn()) stack.push_back(out.grad_fn());
-      if (out.defined() && out.is_leaf()) reached.insert(out.impl().get());
-    }
-    while (!stack.empty()) {
-      std::shared_ptr<Node> node = stack.back();
-      stack.pop_back();
-      if (!seen.insert(node.get()).second) continue;
-      if (auto* acc = dynamic_cast<AccumulateGrad*>(node.get())) {
-        reached.insert(acc->variable().impl().get());
-      }
-      for (const auto& next : node->next_functions()) {
-        if (next) stack.push_back(next);
-      }
-    }
-    for (size_t i = 0; i < params_.size() && !outputs.empty(); ++i) {
-      if (!reached.count(params_[i].second.impl().get())) unused_.push_back(i);
-    }
-    // END SOLUTION
+std::vector<size_t> Reducer::search_unused_parameters(const std::vector<Variable>& outputs) const {
+  std::vector<size_t> unused;
+  // BEGIN SOLUTION: walk the graph from the outputs; parameters it does not reach are unused
+  std::unordered_set<const VariableImpl*> reached;
+  std::unordered_set<const Node*> seen;
+  std::vector<std::shared_ptr<Node>> stack;
+  for (const Variable& out : outputs) {
+    if (out.defined() && out.grad_fn()) stack.push_back(out.grad_fn());
+    if (out.defined() && out.is_leaf()) reached.insert(out.impl().get());
   }
-  arm_hooks();
+  while (!stack.empty()) {
+    std::shared_ptr<Node> node = stack.back();
+    stack.pop_back();
+    if (!seen.insert(node.get()).second) continue;
+    if (auto* acc = dynamic_cast<AccumulateGrad*>(node.get())) {
+      reached.insert(acc->variable().impl().get());
+    }
+    for (const auto& next : node->next_functions()) {
+      if (next) stack.push_back(next);
+    }
+  }
+  for (size_t i = 0; i < params_.size() && !outputs.empty(); ++i) {
+    if (!reached.count(params_[i].second.impl().get())) unused.push_back(i);
+  }
+  // END SOLUTION
+  return unused;
 }
 
 void Reducer::mark_variable_ready(size_t index) {
@@ -86,13 +65,12 @@ void Reducer::mark_variable_ready(size_t index) {
   } else if (grad.shares_storage_with(view)) {
     scale_(view, inv_world);  // already the bucket's slice (gradient_as_bucket_view)
   } else {
-    copy_(view, grad);
-    scale_(view, inv_world);
+    mul_out(view, grad, inv_world);  // divides while copying: one pass over the gradient
     if (options_.gradient_as_bucket_view) p.set_grad(view);
   }
   // END SOLUTION
   // BEGIN SOLUTION: count the bucket down; complete: log it in ready_log_, launch in order
-  const size_t b = locator_[index].first;
+  const size_t b = variable_locators_[index].bucket_index;
   if (--buckets_[b].pending == 0) {
     ready_log_.push_back(b);
     launch_ready_buckets();
@@ -106,9 +84,7 @@ void Reducer::launch_ready_buckets() {
     launch_bucket(next_bucket_++);
   }
   if (next_bucket_ == buckets_.size()) {
-    if (options_.find_unused_parameters) {
-      used_work_ = group_.all_reduce_async(local_used_.span(), ReduceOp::SUM);
-    }
+    if (options_.find_unused_parameters) all_reduce_local_used_map();
     finalize_backward();
   }
   // END SOLUTION

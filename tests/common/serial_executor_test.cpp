@@ -55,6 +55,48 @@ TEST(SerialExecutor, ErrorHookSeesAndMayReplaceErrors) {
   EXPECT_EQ(seen.load(), 2);
 }
 
+// Invariant 4: a run_on_wait operation that nobody has started runs on the thread that
+// waits for it; in order, once, whoever runs it. The worker may win the race to a single
+// operation, so the thread is checked over 20 tries (one waiter win is enough).
+TEST(SerialExecutor, RunOnWaitRunsOnTheWaiterInOrder) {
+  SerialExecutor channel("test");
+  int on_waiter = 0;
+  std::vector<int> order;
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<WorkPtr> works;
+    std::thread::id ran_on;
+    for (int i = 0; i < 4; ++i) {
+      works.push_back(channel.submit(
+          [&order, &ran_on, i, trial] {
+            order.push_back(4 * trial + i);
+            ran_on = std::this_thread::get_id();
+          },
+          "op " + std::to_string(i), /*run_on_wait=*/true));
+    }
+    works.back()->wait();
+    for (const WorkPtr& w : works) EXPECT_TRUE(w->is_completed());
+    if (ran_on == std::this_thread::get_id()) ++on_waiter;
+  }
+  std::vector<int> expected(80);
+  for (int i = 0; i < 80; ++i) expected[i] = i;
+  EXPECT_EQ(order, expected);
+  EXPECT_GT(on_waiter, 0) << "no run_on_wait operation ran on the waiting thread";
+  EXPECT_TRUE(channel.idle());
+}
+
+// Invariant 4, errors: an operation the waiter ran reports through on_error, then its Work.
+TEST(SerialExecutor, RunOnWaitErrorsReachTheWork) {
+  std::atomic<int> seen{0};
+  SerialExecutor channel("test", [&](const std::exception_ptr& e) -> std::exception_ptr {
+    ++seen;
+    return e;
+  });
+  WorkPtr failed = channel.submit([] { throw NetworkError("async"); }, "failing op", true);
+  EXPECT_THROW(failed->wait(), NetworkError);
+  EXPECT_THROW(failed->wait(), NetworkError);
+  EXPECT_EQ(seen.load(), 1);
+}
+
 // A Work whose operation has not run yet: is_completed() answers at once, wait(timeout)
 // throws TimeoutError naming the operation, and a later wait() succeeds.
 TEST(FutureWork, WaitTimesOutThenCompletes) {
