@@ -25,8 +25,8 @@ namespace course {
 /// How a piece of text is drawn.
 struct SvgText {
   double size = 0;            ///< font size; 0: the canvas's
-  std::string anchor;         ///< "", "middle" or "end" (SVG's text-anchor)
-  std::string fill;           ///< colour; "": black
+  std::string anchor{};       ///< "", "middle" or "end" (SVG's text-anchor)
+  std::string fill{};         ///< colour; "": black
   double rotate_degrees = 0;  ///< rotated about (x, y)
 };
 
