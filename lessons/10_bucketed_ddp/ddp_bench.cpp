@@ -8,14 +8,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <sstream>
 
 #include "bench_table.h"
+#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "emulated_link.h"
 #include "error.h"
@@ -25,6 +24,7 @@
 #include "overhead_model.h"
 #include "rng.h"
 #include "sequential.h"
+#include "svg_canvas.h"
 #include "tensor_ops.h"
 
 namespace course {
@@ -32,10 +32,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Context switches of this process so far, every thread, voluntary or not (getrusage).
 double context_switches() {
@@ -114,53 +110,36 @@ void write_plot(const std::string& path, const std::vector<std::pair<double, dou
     return left + (std::log10(mib) - xmin) / std::max(xmax - xmin, 1e-9) * (w - left - right);
   };
   const auto Y = [&](double ms) { return top + (1 - ms / ymax) * (h - top - bottom); };
-  std::ostringstream svg;
-  svg.precision(2);
-  svg << std::fixed << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
-      << h << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << left << "\" y=\"24\" font-size=\"14\">lesson 10: step time against "
-      << "bucket cap (2048 x 4 MLP)</text>\n"
-      << "<line x1=\"" << left << "\" y1=\"" << Y(0) << "\" x2=\"" << w - right << "\" y2=\""
-      << Y(0) << "\" stroke=\"black\"/>\n<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\""
-      << left << "\" y2=\"" << Y(0) << "\" stroke=\"black\"/>\n";
+  SvgCanvas svg(w, h);
+  svg.text(left, 24, "lesson 10: step time against bucket cap (2048 x 4 MLP)", {.size = 14});
+  svg.line(left, Y(0), w - right, Y(0), "black");
+  svg.line(left, top, left, Y(0), "black");
   for (int k = 0; k <= 4; ++k) {
     const double ms = ymax * k / 4;
-    svg << "<text x=\"" << left - 6 << "\" y=\"" << Y(ms) + 4 << "\" text-anchor=\"end\">" << ms
-        << "</text>\n";
+    svg.text(left - 6, Y(ms) + 4, format_fixed(ms, 2), {.anchor = "end"});
   }
-  svg << "<text x=\"16\" y=\"" << top + (h - top - bottom) / 2 << "\" transform=\"rotate(-90 16 "
-      << top + (h - top - bottom) / 2 << ")\" text-anchor=\"middle\">ms per step</text>\n";
+  const double mid = top + (h - top - bottom) / 2;
+  svg.text(16, mid, "ms per step", {.anchor = "middle", .rotate_degrees = -90});
   for (const auto& p : points) {
-    svg << "<text x=\"" << X(p.first) << "\" y=\"" << Y(0) + 16 << "\" text-anchor=\"middle\">"
-        << (p.first < 0.1    ? "per-param"
-            : p.first > 1000 ? "one"
-                             : format_fixed(p.first, 2))
-        << "</text>\n";
+    const std::string label = p.first < 0.1    ? "per-param"
+                              : p.first > 1000 ? "one"
+                                               : format_fixed(p.first, 2);
+    svg.text(X(p.first), Y(0) + 16, label, {.anchor = "middle"});
   }
-  svg << "<text x=\"" << (left + w - right) / 2 << "\" y=\"" << h - 16
-      << "\" text-anchor=\"middle\">bucket cap (MiB, log scale)</text>\n";
-  const auto hline = [&](double ms, const char* colour, const std::string& label) {
-    svg << "<line x1=\"" << left << "\" y1=\"" << Y(ms) << "\" x2=\"" << w - right << "\" y2=\""
-        << Y(ms) << "\" stroke=\"" << colour << "\" stroke-dasharray=\"5,4\"/>\n<text x=\""
-        << w - right + 6 << "\" y=\"" << Y(ms) + 4 << "\" fill=\"" << colour << "\">" << label
-        << "</text>\n";
+  svg.text((left + w - right) / 2, h - 16, "bucket cap (MiB, log scale)", {.anchor = "middle"});
+  const auto hline = [&](double ms, const std::string& colour, const std::string& label) {
+    svg.line(left, Y(ms), w - right, Y(ms), colour, "5,4");
+    svg.text(w - right + 6, Y(ms) + 4, label, {.fill = colour});
   };
   hline(compute_ms, "#59a14f", "compute only");
   hline(per_param_ms, "#e15759", "naive per-param");
   hline(flat_ms, "#f28e2b", "naive flat");
-  svg << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" points=\"";
-  for (const auto& p : points) svg << X(p.first) << "," << Y(p.second) << " ";
-  svg << "\"/>\n";
-  for (const auto& p : points) {
-    svg << "<circle cx=\"" << X(p.first) << "\" cy=\"" << Y(p.second)
-        << "\" r=\"4\" fill=\"#4e79a7\"/>\n";
-  }
-  svg << "<text x=\"" << w - right + 6 << "\" y=\"" << Y(points.back().second) - 10
-      << "\" fill=\"#4e79a7\">bucketed</text>\n</svg>\n";
-  std::ofstream out(path);
-  out << svg.str();
-  if (!out) throw SystemError("cannot write " + path);
+  std::vector<std::pair<double, double>> line;
+  for (const auto& p : points) line.emplace_back(X(p.first), Y(p.second));
+  svg.polyline(line, "#4e79a7");
+  for (const auto& [x, y] : line) svg.circle(x, y, 4, "#4e79a7");
+  svg.text(w - right + 6, Y(points.back().second) - 10, "bucketed", {.fill = "#4e79a7"});
+  svg.write(path);
 }
 
 }  // namespace
