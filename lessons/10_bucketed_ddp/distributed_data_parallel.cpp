@@ -23,6 +23,11 @@ std::vector<std::pair<std::string, Variable>> synced_parameters(Module& module,
 void broadcast_parameters(Module& module, ProcessGroup& group) {
   if (group.size() == 1) return;
   for (const Variable& p : module.parameters()) group.broadcast(p.data().device_span(), 0);
+  broadcast_buffers(module, group);
+}
+
+void broadcast_buffers(Module& module, ProcessGroup& group) {
+  if (group.size() == 1) return;
   for (auto& [name, buffer] : module.named_buffers()) group.broadcast(buffer.span(), 0);
 }
 

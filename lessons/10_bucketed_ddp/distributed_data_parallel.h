@@ -91,4 +91,8 @@ class DistributedDataParallel : public GradientSync {
 /// parameters in order, then the buffers), as torch's DDP does at construction.
 void broadcast_parameters(Module& module, ProcessGroup& group);
 
+/// Every rank's buffers (batch norm's running statistics) become rank 0's, one broadcast per
+/// buffer in order: what torch's DDP does before each forward with broadcast_buffers=True.
+void broadcast_buffers(Module& module, ProcessGroup& group);
+
 }  // namespace course

@@ -133,11 +133,6 @@ double check_sync_batch_norm(ProcessGroup& bn_group) {
   return worst[0];
 }
 
-void broadcast_buffers(Module& model, ProcessGroup& pg) {
-  if (pg.size() == 1) return;
-  for (auto& [name, t] : model.named_buffers()) pg.broadcast(t.span(), 0);
-}
-
 DdpData prepare_data_cached(const DdpTrainingOptions& o, const std::string& cache,
                             ProcessGroup& pg) {
   const std::string key = o.data + " limit " + std::to_string(o.limit);

@@ -104,9 +104,6 @@ DdpData prepare_data_cached(const DdpTrainingOptions& o, const std::string& cach
 /// backward. Returns the largest difference in y and dx over all ranks (the same on every rank).
 double check_sync_batch_norm(ProcessGroup& bn_group);
 
-/// Every rank's buffers become rank 0's (torch's broadcast_buffers).
-void broadcast_buffers(Module& model, ProcessGroup& pg);
-
 /// curves.csv and curves.svg (test and train accuracy against the epoch) in `dir`.
 void write_curves(const std::string& dir, const std::vector<EpochRecord>& history);
 
