@@ -40,6 +40,16 @@ double context_switches() {
   return static_cast<double>(usage.ru_nvcsw + usage.ru_nivcsw);
 }
 
+// CPU time of this process so far, every thread, user and system, in seconds (getrusage).
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -164,7 +174,7 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
     std::vector<double> times;
     double median = 0;
     // Where the time went (rank 0's own, per step): the Reducer's parts, context switches.
-    std::vector<double> hooks, wait, copy_back, switches;
+    std::vector<double> hooks, wait, copy_back, switches, cpu;
   };
   std::vector<Contender> rows;
   const auto loss_backward = [](Contender& c, Module& m) {
@@ -257,12 +267,13 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   for (int round = 0; round < o.warmup + o.steps; ++round) {
     for (Contender& c : rows) {
       group.barrier();  // every rank starts the step together (compute only has no collective)
-      const double switches0 = context_switches();
+      const double switches0 = context_switches(), cpu0 = cpu_seconds();
       const auto t0 = Clock::now();
       c.step(c);
       if (round >= o.warmup) {
         c.times.push_back(seconds_since(t0) / c.micro_batches);
         c.switches.push_back(context_switches() - switches0);
+        c.cpu.push_back((cpu_seconds() - cpu0) / c.micro_batches);
         if (c.ddp) {
           const ReducerStepTimes& parts = c.ddp->reducer().last_step_times();
           c.hooks.push_back(parts.hooks);
@@ -330,15 +341,17 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
                       {"hooks(ms)", 10},
                       {"wait(ms)", 9},
                       {"copy back(ms)", 14},
+                      {"cpu(ms)", 8},
                       {"csw", 6}});
     parts.print_header(*out);
     for (Contender& c : rows) {
-      if (c.name.rfind("all_reduce", 0) == 0 || c.micro_batches != 1) continue;
+      if (c.name == "all_reduce 4 B" || c.micro_batches != 1) continue;
       const auto ms = [&](const std::vector<double>& v) {
         return c.ddp ? format_fixed(1e3 * median_of(v), 1) : std::string("-");
       };
       parts.add_row({c.name, format_fixed(1e3 * median_of(c.times), 1), ms(c.hooks), ms(c.wait),
-                     ms(c.copy_back), format_fixed(median_of(c.switches), 0)},
+                     ms(c.copy_back), format_fixed(1e3 * median_of(c.cpu), 1),
+                     format_fixed(median_of(c.switches), 0)},
                     out);
     }
   }
