@@ -44,8 +44,7 @@ void Reducer::launch_ready_buckets() {
 
 void Reducer::finalize_backward() {
   const double start = TraceRecorder::now_us();
-  wait_for_reductions();
-  // TODO(lesson10): copy each slice back into its grad (or the view); skip globally unused
+  // TODO(lesson10): bucket by bucket: wait for it, then its means into the grads (or views)
   COURSE_TODO();
   disarm_hooks(start);
 }

@@ -31,11 +31,12 @@
 //      b even if it became ready first, so every rank issues the same collectives in the
 //      same order (process_group.h, rule 1), whatever order its gradients came in.
 //   5. When the last bucket has been launched (with find_unused_parameters, the map of
-//      locally used parameters is all-reduced after it), the reducer waits for every
-//      bucket, in order, and writes the means back into the gradients: a copy, or
-//      nothing at all with gradient_as_bucket_view. A parameter no rank used keeps its
-//      gradient as it was (undefined after zero_grad). This happens inside the last
-//      hook, so backward() returns with the gradients synchronised.
+//      locally used parameters is all-reduced after it), the reducer takes the buckets in
+//      order: it waits for one, then writes its means back into the gradients (a copy, or
+//      nothing at all with gradient_as_bucket_view), while the buckets after it may still
+//      be on the wire. A parameter no rank used keeps its gradient as it was (undefined
+//      after zero_grad). This happens inside the last hook, so backward() returns with
+//      the gradients synchronised.
 //   6. rebuild_buckets(), once, before the second iteration: the buckets are recomputed
 //      in the order gradients really became ready in iteration 1, and rank 0's layout is
 //      broadcast so every rank adopts the same buckets even if their orders differed.
@@ -158,6 +159,7 @@ class Reducer {
     BucketIndices params;
     std::vector<int64_t> offsets;  // element offset of each parameter's slice
     Tensor flat;                   // the bucket's buffer, all its slices back to back
+    Tensor own;                    // the buffer allocated for it (flat, unless adopted)
     size_t pending = 0;            // parameters not yet ready this iteration
     WorkPtr work;                  // the all-reduce in flight
     double launch_us = 0;
@@ -185,11 +187,13 @@ class Reducer {
   void launch_ready_buckets();
   /// Step 5, once per iteration, inside the last hook.
   /// REQUIRES: every bucket launched.
-  /// EFFECT: waits for every all-reduce (wait_for_reductions); then, for each parameter
-  ///   except those no rank used (local_used_ 0, find_unused_parameters), grad() holds
-  ///   its mean: copied from its slice, or the slice itself with gradient_as_bucket_view,
-  ///   or a copy of the slice when grad() is undefined (used elsewhere, unused here).
-  ///   Ends with disarm_hooks(start) so the iteration counts as finished.
+  /// EFFECT: for each bucket in order, waits for its all-reduce (wait_for_bucket), then for
+  ///   each of its parameters except those no rank used (local_used_ 0,
+  ///   find_unused_parameters), grad() holds its mean: copied from its slice, or the slice
+  ///   itself with gradient_as_bucket_view, or a copy of the slice when grad() is
+  ///   undefined (used elsewhere, unused here). Bucket b's copies run while the buckets
+  ///   after it may still be on the wire. Ends with disarm_hooks(start) so the iteration
+  ///   counts as finished.
   void finalize_backward();
   /// Step 2's graph walk: the indices (ascending) of the parameters that no AccumulateGrad
   /// reachable from `outputs` belongs to; none when `outputs` is empty.
@@ -203,7 +207,7 @@ class Reducer {
   void sync_bucket_indices(std::vector<BucketIndices>& assignment);
   /// find_unused_parameters, after the last bucket's launch: the map of locally used
   /// parameters (local_used_) all-reduced (SUM) in the background, into used_work_
-  /// (torch's all_reduce_local_used_map); wait_for_reductions waits for it.
+  /// (torch's all_reduce_local_used_map); wait_for_bucket waits for it.
   void all_reduce_local_used_map();
   /// rebuild_buckets' gate: false unless this is the moment (once, after an iteration in
   /// which every parameter became ready, not with find_unused_parameters, whose order can
@@ -217,18 +221,26 @@ class Reducer {
   /// prepare_for_backward's end: the hooks armed for this backward, finalize required, the
   /// trace's clock restarted.
   void arm_hooks();
-  /// finalize_backward's end: the hooks disarmed, and (tracing) the wait since `start_us`.
+  /// finalize_backward's end: the trace's watchers joined, the hooks disarmed, and
+  /// (tracing) the final phase since `start_us`.
   void disarm_hooks(double start_us);
   /// mark_variable_ready's bookkeeping: a ConfigError if index is ready already this
   /// iteration, else marks it and, before the rebuild, logs it in ready_order_.
   void record_ready(size_t index);
-  /// finalize_backward's wait: every bucket's all-reduce and the used-map's, then the
-  /// watchers; the works are released.
-  void wait_for_reductions();
+  /// finalize_backward's wait for bucket b's all-reduce (rethrowing its error; the
+  /// timeout is options_.timeout), and with find_unused_parameters for the used map's
+  /// too, so local_used_ holds the sum over ranks once it returns. The Work is released.
+  /// On the tcp backend a wait that comes before the group's thread has started the
+  /// all-reduce runs it on this thread instead (serial_executor.h, invariant 4).
+  void wait_for_bucket(size_t b);
   /// Launches bucket b's all-reduce (SUM, async), logs it in launch_log_ (and the trace).
-  /// The last bucket's runs at once on this thread (it is launched from the last hook,
-  /// just before the final wait); its Work is then already finished.
   void launch_bucket(size_t b);
+  /// A bucket of one parameter needs no buffer of its own: when that parameter's hook runs
+  /// with a gradient, the gradient becomes the bucket (flat shares its storage), so
+  /// mark_variable_ready finds the slice already holding it (divides in place) and the
+  /// all-reduce leaves the mean where the optimizer reads it: no copy in, no copy back.
+  /// reset_iteration points every bucket at its own buffer again.
+  void adopt_gradient(size_t index);
   void wait_in_flight() noexcept;
   std::string parameter_list(const std::vector<size_t>& indices) const;
   void trace_hook(size_t index, double start_us);
@@ -259,9 +271,8 @@ class Reducer {
 
   // Timing (ReducerStepTimes): this iteration's, and the last finished one's.
   ReducerStepTimes times_, last_times_;
-  double finalize_us_ = 0;    // finalize_backward's share of the hook that ran it
-  double inline_us_ = 0;      // the last bucket's all-reduce, run inside that hook
-  double final_wait_us_ = 0;  // wait_for_reductions' share of finalize_backward
+  double finalize_us_ = 0;  // finalize_backward's share of the hook that ran it
+  double waited_us_ = 0;    // wait_for_bucket's share of finalize_backward
 
   // Tracing.
   std::vector<std::thread> watchers_;

@@ -4,7 +4,6 @@
 // all-reduce. The rebuild's logic, the graph walk, the readiness logic and the
 // finalisation are the exercise (reducer.cpp).
 #include <algorithm>
-#include <future>
 #include <memory>
 #include <string>
 
@@ -92,7 +91,8 @@ void Reducer::initialize_buckets(const std::vector<BucketIndices>& assignment) {
       bucket.offsets.push_back(offset);
       offset += params_[indices[position]].second.numel();
     }
-    bucket.flat = Tensor::zeros({offset}, params_[0].second.device());
+    bucket.own = Tensor::zeros({offset}, params_[0].second.device());
+    bucket.flat = bucket.own;
     buckets_.push_back(std::move(bucket));
   }
 }
@@ -158,6 +158,7 @@ void Reducer::reset_iteration() {
   for (Bucket& bucket : buckets_) {
     bucket.pending = bucket.params.size();
     bucket.work.reset();
+    bucket.flat = bucket.own;  // an adopted gradient is the optimizer's again
   }
   ready_.assign(params_.size(), false);
   ready_log_.clear();
@@ -177,11 +178,14 @@ void Reducer::arm_hooks() {
 }
 
 void Reducer::disarm_hooks(double start_us) {
+  for (std::thread& t : watchers_) t.join();
+  watchers_.clear();
   expect_hooks_ = false;
   require_finalize_ = false;
   const double end_us = TraceRecorder::now_us();
   finalize_us_ = end_us - start_us;
-  times_.copy_back = std::max(0.0, (finalize_us_ - final_wait_us_) * 1e-6);
+  times_.wait += waited_us_ * 1e-6;
+  times_.copy_back = std::max(0.0, (finalize_us_ - waited_us_) * 1e-6);
   times_.launched =
       static_cast<int>(launch_log_.size()) + (options_.find_unused_parameters ? 1 : 0);
   if (options_.trace) {
@@ -232,24 +236,23 @@ void Reducer::record_ready(size_t index) {
   if (!has_rebuilt_) ready_order_.push_back(index);
 }
 
-void Reducer::wait_for_reductions() {
+void Reducer::wait_for_bucket(size_t b) {
   const double start_us = TraceRecorder::now_us();
-  std::vector<WorkPtr> works;
-  for (Bucket& bucket : buckets_) works.push_back(bucket.work);
-  works.push_back(used_work_);
-  wait_all(works, options_.timeout);
-  for (Bucket& bucket : buckets_) bucket.work.reset();
-  used_work_.reset();
-  for (std::thread& t : watchers_) t.join();
-  watchers_.clear();
-  final_wait_us_ = TraceRecorder::now_us() - start_us;
-  times_.wait += final_wait_us_ * 1e-6;
+  if (b == 0) waited_us_ = 0;
+  Bucket& bucket = buckets_[b];
+  if (bucket.work) bucket.work->wait(options_.timeout);
+  bucket.work.reset();
+  if (used_work_) {  // launched after the last bucket: it finishes after every bucket
+    used_work_->wait(options_.timeout);
+    used_work_.reset();
+  }
+  waited_us_ += TraceRecorder::now_us() - start_us;
 }
 
 void Reducer::autograd_hook(size_t index) {
   if (!expect_hooks_) return;  // no_sync, or evaluation: gradients just accumulate
   const double start = TraceRecorder::now_us();
-  finalize_us_ = inline_us_ = 0;
+  finalize_us_ = 0;
   if (options_.find_unused_parameters) {
     local_used_.data()[index] = 1.0f;
     if (!unused_marked_) {
@@ -257,10 +260,20 @@ void Reducer::autograd_hook(size_t index) {
       for (size_t u : unused_) mark_variable_ready(u);
     }
   }
+  adopt_gradient(index);
   mark_variable_ready(index);
-  times_.hooks += (TraceRecorder::now_us() - start - finalize_us_ - inline_us_) * 1e-6;
+  times_.hooks += (TraceRecorder::now_us() - start - finalize_us_) * 1e-6;
   if (!require_finalize_) last_times_ = times_;  // the last hook finalized the iteration
   if (options_.trace) trace_hook(index, start);
+}
+
+void Reducer::adopt_gradient(size_t index) {
+  Bucket& bucket = buckets_[variable_locators_[index].bucket_index];
+  const Tensor grad = params_[index].second.grad();
+  if (bucket.params.size() != 1 || !grad.defined() || grad.device() != bucket.own.device()) {
+    return;
+  }
+  bucket.flat = grad.reshape({grad.numel()});
 }
 
 void Reducer::trace_hook(size_t index, double start_us) {
@@ -281,30 +294,6 @@ void Reducer::launch_bucket(size_t b) {
   Bucket& bucket = buckets_[b];
   launch_log_.push_back(b);
   bucket.launch_us = TraceRecorder::now_us();
-  if (b + 1 == buckets_.size()) {
-    // The last bucket is complete only in the last hook, right before finalize_backward
-    // waits for it: run it here, on this thread (after the buckets before it, the group's
-    // order), instead of waking the group's worker thread and sleeping until it has been
-    // scheduled, run it and woken us. Its error reaches the final wait, like the others'.
-    std::promise<void> done;
-    try {
-      group_.all_reduce(bucket.flat.device_span(), ReduceOp::SUM);
-      done.set_value();
-    } catch (...) {
-      done.set_exception(std::current_exception());
-    }
-    bucket.work = std::make_shared<FutureWork>(done.get_future().share(),
-                                               "all_reduce of bucket " + std::to_string(b));
-    inline_us_ = TraceRecorder::now_us() - bucket.launch_us;  // exposed: counted as wait
-    times_.wait += inline_us_ * 1e-6;
-    if (options_.trace) {
-      options_.trace->span(TraceRecorder::kComm, "all_reduce bucket " + std::to_string(b),
-                           bucket.launch_us, TraceRecorder::now_us(),
-                           std::to_string(bucket.params.size()) + " parameters, " +
-                               std::to_string(bucket.flat.numel() * 4) + " bytes, inline");
-    }
-    return;
-  }
   bucket.work = group_.all_reduce_async(bucket.flat.device_span(), ReduceOp::SUM);
   if (options_.trace) {
     // A watcher records when the all-reduce really finished (the final wait only sees

@@ -92,19 +92,21 @@ void Reducer::launch_ready_buckets() {
 
 void Reducer::finalize_backward() {
   const double start = TraceRecorder::now_us();
-  wait_for_reductions();
-  // BEGIN SOLUTION: copy each slice back into its grad (or the view); skip globally unused
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (options_.find_unused_parameters && local_used_.data()[i] == 0.0f) continue;
-    const Variable& p = params_[i].second;
-    const Tensor view = slice(i);
-    const Tensor grad = p.grad();
-    if (options_.gradient_as_bucket_view) {
-      if (!grad.shares_storage_with(view)) p.set_grad(view);
-    } else if (grad.defined()) {
-      copy_(grad, view);
-    } else {
-      p.set_grad(view.clone());  // unused here, used on another rank
+  // BEGIN SOLUTION: bucket by bucket: wait for it, then its means into the grads (or views)
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    wait_for_bucket(b);  // the buckets after it may still be on the wire meanwhile
+    for (size_t i : buckets_[b].params) {
+      if (options_.find_unused_parameters && local_used_.data()[i] == 0.0f) continue;
+      const Variable& p = params_[i].second;
+      const Tensor view = slice(i);
+      const Tensor grad = p.grad();
+      if (options_.gradient_as_bucket_view) {
+        if (!grad.shares_storage_with(view)) p.set_grad(view);
+      } else if (grad.defined()) {
+        copy_(grad, view);  // nothing to do when the bucket adopted this gradient
+      } else {
+        p.set_grad(view.clone());  // unused here, used on another rank
+      }
     }
   }
   // END SOLUTION
