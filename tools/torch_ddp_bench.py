@@ -111,7 +111,17 @@ def run(rank, world, args, port):
         for name, _ in steps:
             t = medians[name]
             print(f"  {name:>26} {1e3 * t:9.1f} {t / compute:10.2f}")
-    dist.destroy_process_group()
+    finish(dist)
+
+
+def finish(dist):
+    """Ends a rank once every rank is done. torch 1.13's destroy_process_group can hang at
+    exit with gloo (seen here once in two runs, after the table was printed), which would
+    hang `make bench`; the process exits instead, and the OS closes its sockets."""
+    dist.barrier()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def compare_mlp(sizes):
@@ -158,7 +168,7 @@ def compare_ddp(rank, world, args, port, one_process_rate):
         rate = args.global_batch / step.item()
         print(f"{'torch DDP, gloo, ' + str(world) + ' ranks':>34} {rate:10.0f} "
               f"{rate / one_process_rate:6.2f}")
-    dist.destroy_process_group()
+    finish(dist)
 
 
 def compare(args):
