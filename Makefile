@@ -150,7 +150,8 @@ docs: setup
 # bench-results/lesson09_compare_np2.csv.
 # Lesson 10's DDP sweep (bucket caps, naive DDP, no_sync) writes lesson10_buckets.csv/.svg
 # on loopback, then again on emulated 10 Gbit/s and 1 Gbit/s links (--link: the tcp
-# transport paces its sends, common/comm/emulated_link.h) as lesson10_buckets_<link>.csv/.svg;
+# transport paces its sends, common/comm/emulated_link.h) as lesson10_buckets_<link>.csv/.svg,
+# and a 48-layer MLP of 98 small parameters on the 1 Gbit/s link (lesson10_buckets_deep_1gbit);
 # then PyTorch's own DDP on the same model (tools/torch_ddp_bench.py) when torch is installed.
 # Lesson 12's table (the ring over tcp and over shm, Gloo, both links' ceilings) at 2 and 4
 # ranks writes bench-results/lesson12_npN.csv.
@@ -170,6 +171,9 @@ bench: setup
 	  --csv bench-results/lesson10_buckets_10gbit.csv --svg bench-results/lesson10_buckets_10gbit.svg
 	build/solutions/lesson10 --bench --np 2 --link 1gbit,50us \
 	  --csv bench-results/lesson10_buckets_1gbit.csv --svg bench-results/lesson10_buckets_1gbit.svg
+	build/solutions/lesson10 --bench --np 2 --link 1gbit,50us --bench-hidden 256 --bench-layers 48 \
+	  --bench-batch 512 --csv bench-results/lesson10_buckets_deep_1gbit.csv \
+	  --svg bench-results/lesson10_buckets_deep_1gbit.svg
 	@for py in python3 /usr/bin/python3; do \
 	  if $$py -c "import torch" 2>/dev/null; then $$py tools/torch_ddp_bench.py --np 2; exit 0; fi; \
 	done; echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch DDP rows"

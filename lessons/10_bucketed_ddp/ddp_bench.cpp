@@ -109,8 +109,9 @@ Setup make_setup(const DdpBenchOptions& o, int rank) {
 }
 
 // The step time against the bucket cap, log-scaled x, with the baselines as lines.
-void write_plot(const std::string& path, const std::vector<std::pair<double, double>>& points,
-                double compute_ms, double per_param_ms, double flat_ms) {
+void write_plot(const std::string& path, const std::string& model,
+                const std::vector<std::pair<double, double>>& points, double compute_ms,
+                double per_param_ms, double flat_ms) {
   const double w = 720, h = 420, left = 70, right = 170, top = 40, bottom = 60;
   double ymax = std::max({compute_ms, per_param_ms, flat_ms});
   for (const auto& p : points) ymax = std::max(ymax, p.second);
@@ -121,7 +122,7 @@ void write_plot(const std::string& path, const std::vector<std::pair<double, dou
   };
   const auto Y = [&](double ms) { return top + (1 - ms / ymax) * (h - top - bottom); };
   SvgCanvas svg(w, h);
-  svg.text(left, 24, "lesson 10: step time against bucket cap (2048 x 4 MLP)", {.size = 14});
+  svg.text(left, 24, "lesson 10: step time against bucket cap (" + model + ")", {.size = 14});
   svg.line(left, Y(0), w - right, Y(0), "black");
   svg.line(left, top, left, Y(0), "black");
   for (int k = 0; k <= 4; ++k) {
@@ -358,7 +359,10 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
   if (rank == 0) {
     table.write_csv(o.csv_path);
     if (!o.svg_path.empty()) {
-      write_plot(o.svg_path, points, 1e3 * compute, 1e3 * per_param, 1e3 * flat_time);
+      write_plot(o.svg_path,
+                 std::to_string(o.hidden) + " x " + std::to_string(o.layers) + " MLP, " +
+                     link_from_env().describe(),
+                 points, 1e3 * compute, 1e3 * per_param, 1e3 * flat_time);
     }
     std::cout << "wrote " << o.csv_path << (o.svg_path.empty() ? "" : " and " + o.svg_path) << "\n";
   }

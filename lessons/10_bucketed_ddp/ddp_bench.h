@@ -23,6 +23,9 @@
 // ratio to compute only. The hidden share is 1 - (t_row - t_compute) / t_allreduce: the
 // part of the all-reduce time that did not add to the step.
 //
+// --bench-hidden and --bench-layers change the model: 256 x 48 has 98 small parameters,
+// enough for the per-call cost n_b·o to turn the sweep up (the README's deep-model table).
+//
 // What this is not: a training run (the inputs are synthetic; the numbers learn nothing).
 #pragma once
 #include <string>

@@ -136,6 +136,12 @@ int main(int argc, char** argv) {
     app.add_option("--bench-steps", g.bench.steps, "--bench: timed steps per row")
         ->check(course::count_in(1, 100000))
         ->capture_default_str();
+    app.add_option("--bench-hidden", g.bench.hidden, "--bench: width of the model's hidden layers")
+        ->check(course::count_in(1, 65536))
+        ->capture_default_str();
+    app.add_option("--bench-layers", g.bench.layers, "--bench: number of hidden layers")
+        ->check(course::count_in(1, 1000))
+        ->capture_default_str();
     app.add_option("--csv", g.bench.csv_path, "--bench: CSV file")->capture_default_str();
     app.add_option("--svg", g.bench.svg_path, "--bench: plot of step time against bucket cap")
         ->capture_default_str();
