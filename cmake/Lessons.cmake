@@ -242,8 +242,7 @@ macro(course_add_all_lessons)
       add_library(lesson${_nn}_main OBJECT ${_dir}/main.cpp)
       target_include_directories(lesson${_nn}_main PRIVATE ${_dir} ${_course_earlier_includes})
       target_link_libraries(lesson${_nn}_main PRIVATE course_common)
-      target_compile_options(lesson${_nn}_main PRIVATE
-                             $<$<CONFIG:Sanitize>:${COURSE_DRIVER_SANITIZE_FLAGS}>)
+      target_compile_options(lesson${_nn}_main PRIVATE ${COURSE_DRIVER_CXX_FLAGS})
       add_executable(lesson${_nn} $<TARGET_OBJECTS:lesson${_nn}_main>)
       target_link_libraries(lesson${_nn} PRIVATE chain_${_nn})
       # The stub check of `make test`: the driver on lesson NN's stubs, whatever IMPL is.
