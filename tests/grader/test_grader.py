@@ -33,7 +33,8 @@ graded in the reference build (BUILD/stub-tree).
 
 The copy is built without CUDA and at -O1 without debug information (COPY_BUILD: the
 grader's behaviour depends on neither) and kept between runs, so a second `make test`
-rebuilds only what changed.
+rebuilds only what changed. Its cases grade four tests at a time (FAST): most of a
+sabotaged test's time is spent waiting for its timeout.
 GRADER_TEST_REFERENCE=DIR takes the reference build from DIR instead of build/solutions
 (`make test SANITIZE=asan`: build/asan); GRADER_TEST_COPY_CXX_FLAGS and
 GRADER_TEST_COPY_LINK_FLAGS are the copy's compile and link flags. There: compiled under
@@ -80,7 +81,9 @@ COPY_BUILD = ["--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF", "--cmake-arg=-DCMAKE_BUILD
 SANITIZED = "sanitize" in os.environ.get("GRADER_TEST_COPY_CXX_FLAGS", "")
 if SANITIZED:
     COPY_BUILD.append("--memory-mib=8192")
-FAST = ["--grace", "3", "-j", "2", *COPY_BUILD]
+# Four tests at a time on two cores: a sabotaged test mostly waits (for a peer that never
+# comes, for its timeout), so running two more overlaps those waits.
+FAST = ["--grace", "3", "-j", "4", *COPY_BUILD]
 VIS = {"visible", "hidden", "after_due_date", "after_published"}
 
 
