@@ -95,6 +95,7 @@ constexpr int kEquivalenceSteps = 3;
 ///        allows for that, and a rank that skips the all-reduce still moves thousands of
 ///        elements by about lr. (Adam cannot tell a sum from a mean: it is scale-free.)
 double equivalence_tolerance(const DdpTrainingOptions& o);
+
 /// Training and test sets, standardised with the training set's statistics (the same on
 /// every rank), the first o.limit training examples when o.limit > 0 (training_data.h).
 using DdpData = TrainingData;
