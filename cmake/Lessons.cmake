@@ -18,8 +18,8 @@
 #                solutions/, has only lessons/: there it is ex_NN_mine)
 #   lessonNN_stubs  the same driver on lesson NN's stubs (for the stub check of `make test`)
 #   test_NN      GoogleTest executable from tests/NN_topic/*.cpp, tests labelled lessonNN
-#   test_NN_stubs  the same test objects on lesson NN's stubs (not built by default; the
-#                grader's self-test grades it)
+#   test_NN_stubs  the same test objects on lesson NN's stubs (not registered with CTest;
+#                the grader's self-test grades it)
 #
 # solutions/NN_topic holds only the files with answers; headers and given code live once,
 # in lessons/NN_topic, which is on the include path of every later lesson, so a lesson may
@@ -48,9 +48,10 @@ set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Seconds each CTest test may run")
 #   course_add_test(NAME <target> LABEL <label> SOURCES ... LIBS ... [STUB_LIBS ...])
 # The test files compile once, as the object library <target>_objects. With STUB_LIBS
 # the same objects are linked a second time, against the lesson's untouched stubs, into
-# <target>_stubs: not registered with CTest and not built by default; the grader's
-# self-test grades it (`grade.py --impl stubs`) to show that every test worth points
-# stops at a TODO of its own lesson.
+# <target>_stubs: not registered with CTest; the grader's self-test grades it (`grade.py
+# --impl stubs`) to show that every test worth points stops at a TODO of its own lesson.
+# It is built with the rest of the tree, so that its link shares the cores with other
+# files compiling instead of waiting for the grader, which builds one lesson at a time.
 function(course_add_test)
   cmake_parse_arguments(T "" "NAME;LABEL" "SOURCES;LIBS;STUB_LIBS" ${ARGN})
   add_library(${T_NAME}_objects OBJECT ${T_SOURCES})
@@ -66,7 +67,7 @@ function(course_add_test)
     PROPERTIES LABELS ${T_LABEL} TIMEOUT ${COURSE_TEST_TIMEOUT}
     TEST_PREFIX "${T_LABEL}.")
   if(T_STUB_LIBS)
-    add_executable(${T_NAME}_stubs EXCLUDE_FROM_ALL $<TARGET_OBJECTS:${T_NAME}_objects>)
+    add_executable(${T_NAME}_stubs $<TARGET_OBJECTS:${T_NAME}_objects>)
     target_link_libraries(${T_NAME}_stubs PRIVATE ${T_STUB_LIBS} course_harness GTest::gtest
                           GTest::gtest_main)
   endif()
@@ -242,8 +243,7 @@ macro(course_add_all_lessons)
       add_library(lesson${_nn}_main OBJECT ${_dir}/main.cpp)
       target_include_directories(lesson${_nn}_main PRIVATE ${_dir} ${_course_earlier_includes})
       target_link_libraries(lesson${_nn}_main PRIVATE course_common)
-      target_compile_options(lesson${_nn}_main PRIVATE
-                             $<$<CONFIG:Sanitize>:${COURSE_DRIVER_SANITIZE_FLAGS}>)
+      target_compile_options(lesson${_nn}_main PRIVATE ${COURSE_DRIVER_CXX_FLAGS})
       add_executable(lesson${_nn} $<TARGET_OBJECTS:lesson${_nn}_main>)
       target_link_libraries(lesson${_nn} PRIVATE chain_${_nn})
       # The stub check of `make test`: the driver on lesson NN's stubs, whatever IMPL is.

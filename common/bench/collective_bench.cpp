@@ -1,7 +1,6 @@
 // collective_bench.cpp: see collective_bench.h.
 #include "collective_bench.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,7 +15,6 @@
 #include "collective_oracle.h"
 #include "duplex_link.h"
 #include "error.h"
-#include "flag_checks.h"
 
 namespace course {
 
@@ -69,32 +67,6 @@ size_t parse_size(const std::string& text) {
                       "(powers of 1024), e.g. 4K or 64M");
   }
   return static_cast<size_t>(value * it->second);
-}
-
-void add_sweep_flags(CLI::App& app, BenchSweep& sweep) {
-  const auto size_option = [&app](const char* name, size_t& target, const char* help) {
-    app.add_option_function<std::string>(
-           name, [&target](const std::string& text) { target = parse_size(text); }, help)
-        ->default_str(short_size(target));
-  };
-  size_option("-b,--minbytes", sweep.min_bytes, "smallest size (bytes; K, M, G suffixes)");
-  size_option("-e,--maxbytes", sweep.max_bytes, "largest size (bytes; K, M, G suffixes)");
-  app.add_option("-f,--stepfactor", sweep.factor, "multiply the size by this each step")
-      ->check(number_in(1.01, 1024))
-      ->capture_default_str();
-  app.add_option("-n,--iters", sweep.iterations, "timed iterations per size")
-      ->check(count_in(1, 1000000))
-      ->capture_default_str();
-  app.add_option("-w,--warmup_iters", sweep.warmup, "untimed iterations before them")
-      ->check(count_in(0, 1000000))
-      ->capture_default_str();
-  app.add_option("--rounds", sweep.rounds, "each row: the best of this many rounds")
-      ->check(count_in(1, 1000))
-      ->capture_default_str();
-  app.add_option_function<std::string>(
-         "-o,--op", [&sweep](const std::string& name) { sweep.op = parse_reduce_op(name); },
-         "reduce op: sum, prod, min, max, avg")
-      ->default_str("sum");
 }
 
 double bus_factor(Collective collective, int world) {

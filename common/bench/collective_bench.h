@@ -15,7 +15,8 @@
 // an algorithm that funnels through one rank sees it fall as N grows. GB/s = 1e9 bytes/s.
 //
 // What is here:
-//   BenchSweep + add_sweep_flags   -b -e -f -n -w, as nccl-tests spells them
+//   BenchSweep                     -b -e -f -n -w, as nccl-tests spells them (the flags:
+//                                  add_sweep_flags, collective_bench_flags.h)
 //   bus_factor                     the table above
 //   time_all_reduce                one row: check once (#wrong), warm up, time, max over ranks
 //   measure_link                   the link's own throughput between two ranks (both ways, one way)
@@ -38,10 +39,6 @@
 #include "process_group.h"
 #include "tcp_comm.h"
 
-namespace CLI {
-class App;
-}
-
 namespace course {
 
 /// The sizes and repetitions of a sweep (nccl-tests' flags and defaults, except -b).
@@ -61,10 +58,6 @@ struct BenchSweep {
   /// float32 elements (at least one). ConfigError when the flags make no sense.
   std::vector<size_t> sizes() const;
 };
-
-/// Adds -b, -e, -f, -n, -w, -o and --rounds to `app`. Sizes take K, M, G suffixes (powers of 1024,
-/// as in nccl-tests: -b 8 -e 128M).
-void add_sweep_flags(CLI::App& app, BenchSweep& sweep);
 
 /// "64M" -> 67108864, "4K" -> 4096, "100" -> 100. ConfigError on anything else.
 size_t parse_size(const std::string& text);

@@ -21,6 +21,7 @@
 #include <iostream>
 
 #include "all_reduce_bench.h"
+#include "collective_bench_flags.h"
 #include "driver.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"

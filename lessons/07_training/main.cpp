@@ -19,7 +19,7 @@
 
 #include "driver.h"
 #include "mlp_training.h"
-#include "training_options.h"
+#include "training_flags.h"
 
 int main(int argc, char** argv) {
   course::DriverConfig config;

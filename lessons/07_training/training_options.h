@@ -1,13 +1,9 @@
-// training_options.h: what a model trains on, where and with which optimizer: the flags and
-// helpers lessons 07 to 11 share (given code).
+// training_options.h: what a model trains on, where and with which optimizer: the options
+// and helpers lessons 07 to 11 share (given code). Their command-line flags are in
+// training_flags.h.
 //
-//   DataOptions d;
-//   add_data_flags(app, d, "examples per step");   // --data, --epochs, --batch-size, --hidden,
-//                                                  // --seed, --limit
-//   TrainingOptions o;
-//   add_device_flag(app, o.device);            // --device cpu|cuda
-//   add_optimizer_flags(app, o);               // --optimizer, --lr, --momentum, --weight-decay
-//   ...
+//   TrainingOptions o;                         // filled by add_optimizer_flags and
+//   ...                                        // add_device_flag (training_flags.h)
 //   const Device device = select_device(o.device, local_rank);   // GPU LOCAL_RANK
 //   move_module_to(*model, device);            // the parameters, in place
 //   auto optimizer = make_optimizer(o, model->parameters());
@@ -29,10 +25,6 @@
 #include "optimizer.h"
 #include "tensor.h"
 
-namespace CLI {
-class App;
-}
-
 namespace course {
 
 /// The data and model flags of every training driver (lesson 07's, 08's, and lesson 09's
@@ -50,11 +42,6 @@ struct DataOptions {
   int64_t limit = 0;
 };
 
-/// Adds --data, --epochs, --batch-size (described by `batch_help`), --hidden, --seed
-/// (described by `seed_help`) and --limit, with their range checks (flag_checks.h).
-void add_data_flags(CLI::App& app, DataOptions& o, const std::string& batch_help,
-                    const std::string& seed_help = "seed for initialisation and shuffling");
-
 /// The shared training flags (see the top of this file).
 struct TrainingOptions {
   /// "cpu" or "cuda".
@@ -68,12 +55,6 @@ struct TrainingOptions {
   /// The L2 penalty.
   float weight_decay = 0.0f;
 };
-
-/// Adds --device cpu|cuda, stored in `device`.
-void add_device_flag(CLI::App& app, std::string& device);
-
-/// Adds --optimizer, --lr, --momentum and --weight-decay.
-void add_optimizer_flags(CLI::App& app, TrainingOptions& o);
 
 /// Device::cpu for "cpu"; for "cuda", makes GPU `local_rank` this thread's device
 /// (cuda_set_device) and returns Device::cuda. Throws ConfigError naming what is missing:

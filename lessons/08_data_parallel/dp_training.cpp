@@ -2,7 +2,6 @@
 // header).
 #include "dp_training.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +12,6 @@
 #include "clock.h"
 #include "data_loader.h"
 #include "dp_self_check.h"
-#include "flag_checks.h"
 #include "ops.h"
 #include "optimizer.h"
 #include "sequential.h"
@@ -35,17 +33,6 @@ float relative_diff(const Tensor& a, const Tensor& b) {
 }
 
 }  // namespace
-
-void add_dp_flags(CLI::App& app, DpOptions& o) {
-  add_data_flags(app, o, "examples per step (the global batch)");
-  app.add_option("--devices", o.devices, "devices (threads); 0: one per core")
-      ->check(count_in(0, 64))
-      ->capture_default_str();
-  app.add_option("--lr", o.lr, "SGD learning rate")->capture_default_str();
-  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-  app.add_option("--bench-seconds", o.bench_seconds, "seconds per benchmark row")
-      ->capture_default_str();
-}
 
 ModuleFactory mlp_replica_factory(const std::vector<int64_t>& sizes) {
   return [sizes] {

@@ -46,10 +46,6 @@ constexpr int kDpCheckSteps = 3;
 /// devices sum the same float terms in another order.
 constexpr float kDpTolerance = 1e-4f;
 
-/// Adds add_data_flags' flags (--batch-size: the global batch), then --devices, --lr,
-/// --momentum and --bench-seconds.
-void add_dp_flags(CLI::App& app, DpOptions& o);
-
 /// The replicas' factory for lesson 07's MLP of `sizes` (any values: replicate()
 /// overwrites them every step).
 ModuleFactory mlp_replica_factory(const std::vector<int64_t>& sizes);

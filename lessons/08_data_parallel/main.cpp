@@ -23,6 +23,7 @@
 
 #include "dp_bench.h"
 #include "dp_training.h"
+#include "dp_training_flags.h"
 #include "driver.h"
 
 namespace {

@@ -1,7 +1,6 @@
 // ddp_training.cpp: lesson 09, the given data-parallel training loop (see ddp_training.h).
 #include "ddp_training.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,7 +13,6 @@
 #include "distributed_sampler.h"
 #include "error.h"
 #include "flag_agreement.h"
-#include "flag_checks.h"
 #include "ops.h"
 #include "tensor_ops.h"
 
@@ -33,27 +31,6 @@ std::vector<float> flatten(const NamedTensors& state) {
 }
 
 }  // namespace
-
-void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o) {
-  add_data_flags(app, o, "examples per step on each rank",
-                 "seed for initialisation (plus the rank) and shuffling");
-  add_optimizer_flags(app, o);
-  add_device_flag(app, o.device);
-  app.add_option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
-  app.add_option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here");
-  app.add_flag(
-      "--no-shuffle", [&o](int64_t) { o.shuffle = false; },
-      "visit the examples in file order every epoch");
-  app.add_flag("--detect-anomaly", o.detect_anomaly,
-               "stop at the first NaN or infinite gradient, naming the parameter (slower)");
-}
-
-void add_target_flag(CLI::App& app, DdpTrainingOptions& o) {
-  app.add_option("--target", o.target,
-                 "test accuracy (0..1) PASS needs within 3 epochs; lower it for short runs")
-      ->check(number_in(0.0, 1.0))
-      ->capture_default_str();
-}
 
 DdpData load_ddp_data(const DdpTrainingOptions& o) {
   return load_training_data(o.data, o.limit, o.hidden);

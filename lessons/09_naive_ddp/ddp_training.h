@@ -3,7 +3,7 @@
 // written once and parameterised by how gradients travel (GradientSync).
 //
 //   DdpTrainingOptions o;                           // lesson 07's flags plus DDP's
-//   add_ddp_training_flags(app, o);
+//   add_ddp_training_flags(app, o);                 // ddp_training_flags.h, in main.cpp
 //   ...
 //   Verdict v = run_ddp_training(o, *pg, [](Module& m, ProcessGroup& g) {
 //     return std::make_unique<NaiveDdp>(m, g, GradSync::flat);   // or lesson 10's Reducer
@@ -61,10 +61,6 @@
 #include "training_data.h"
 #include "training_options.h"
 
-namespace CLI {
-class App;
-}
-
 namespace course {
 
 constexpr double kTargetAccuracy = 0.85;  ///< lesson 07's target, the default of --target
@@ -99,10 +95,6 @@ constexpr int kEquivalenceSteps = 3;
 ///        allows for that, and a rank that skips the all-reduce still moves thousands of
 ///        elements by about lr. (Adam cannot tell a sum from a mean: it is scale-free.)
 double equivalence_tolerance(const DdpTrainingOptions& o);
-/// Adds the options above, except --target, to a driver's CLI11 app.
-void add_ddp_training_flags(CLI::App& app, DdpTrainingOptions& o);
-/// Adds --target (lessons 09 and 10; the capstone has its own, for its final accuracy).
-void add_target_flag(CLI::App& app, DdpTrainingOptions& o);
 
 /// Training and test sets, standardised with the training set's statistics (the same on
 /// every rank), the first o.limit training examples when o.limit > 0 (training_data.h).

@@ -21,6 +21,7 @@
 #include "ddp_compare.h"
 #include "ddp_self_check.h"
 #include "ddp_training.h"
+#include "ddp_training_flags.h"
 #include "driver.h"
 #include "driver_recipe.h"
 #include "flag_checks.h"

@@ -27,6 +27,7 @@
 #include "ddp_bench.h"
 #include "ddp_trace.h"
 #include "ddp_training.h"
+#include "ddp_training_flags.h"
 #include "distributed_data_parallel.h"
 #include "driver.h"
 #include "driver_recipe.h"

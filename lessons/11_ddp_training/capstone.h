@@ -1,7 +1,7 @@
 // capstone.h: lesson 11, the whole data-parallel training program, the C++ counterpart of
 // a real project's torchrun script (given; README.md puts the two side by side).
 //
-//   CapstoneOptions o;  add_capstone_flags(app, o);       // in main.cpp
+//   CapstoneOptions o;  add_capstone_flags(app, o);       // capstone_flags.h, in main.cpp
 //   CapstoneResult r = run_capstone(o, *pg, *bn_pg, std::cout);   // on every rank
 //
 // What every rank does (torch's line in brackets):
@@ -43,10 +43,6 @@
 #include "process_group.h"
 #include "safetensors.h"
 
-namespace CLI {
-class App;
-}
-
 namespace course {
 
 constexpr double kCapstoneTarget = 0.88;
@@ -68,9 +64,6 @@ struct CapstoneOptions {
     return checkpoint_dir.empty() ? run_dir + "/checkpoints" : checkpoint_dir;
   }
 };
-
-/// The defaults above, with the capstone's epochs and hidden sizes, on `app`.
-void add_capstone_flags(CLI::App& app, CapstoneOptions& o);
 
 struct EpochRecord {
   int epoch = 0;  ///< 1-based

@@ -18,6 +18,7 @@
 
 #include "capstone.h"
 #include "capstone_bench.h"
+#include "capstone_flags.h"
 #include "driver.h"
 #include "driver_recipe.h"
 #include "emulated_link.h"

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "collective_bench_flags.h"
 #include "driver.h"
 #include "shm_bench.h"
 #include "shm_transport.h"

@@ -17,6 +17,7 @@
 #include "../collectives/group_factory.h"
 #include "bn_mlp.h"
 #include "capstone.h"
+#include "capstone_flags.h"
 #include "checkpoint.h"
 #include "error.h"
 #include "run_dir_lock.h"
