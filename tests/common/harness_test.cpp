@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "activity.h"
+#include "error.h"
 #include "socket.h"
 
 namespace course::test {
@@ -259,6 +260,63 @@ TEST(Harness, OthersAreStoppedSoonAfterOneFails) {
     EXPECT_EQ(out[r].message, "stopped after rank 0 failed");
   }
   expect_all_gone(pids.read_all(), 3);
+}
+
+// A stub's TODO ends the run at once (no grace), whether exceptions fail the test or are
+// what it expects; any other failure leaves the others their grace to end on their own.
+TEST(Harness, ARankAtATodoStopsTheOthersAtOnceOtherFailuresLeaveThemTheGrace) {
+  for (const bool exceptions_fail : {true, false}) {
+    SCOPED_TRACE(exceptions_fail ? "exceptions fail" : "exceptions expected");
+    PidLog pids;
+    RanksOptions options;
+    options.exceptions_fail = exceptions_fail;
+    const auto t0 = Clock::now();
+    const std::vector<RankOutcome> out = run_ranks_collect(
+        3,
+        [&](RankContext& ctx) {
+          pids.write_mine();
+          if (ctx.rank == 1) {
+            ctx.store().wait({"asleep/0", "asleep/2"});
+            throw NotImplementedError("lessons/99_topic/exercise.cpp", 12);
+          }
+          ctx.store().set("asleep/" + std::to_string(ctx.rank), "1");
+          std::this_thread::sleep_for(1h);
+        },
+        options);
+    EXPECT_LT(Clock::now() - t0, 1500ms);  // the grace is 3 s
+    EXPECT_NE(out[1].message.find("not implemented: lessons/99_topic/exercise.cpp:12"),
+              std::string::npos)
+        << out[1].message;
+    for (int r : {0, 2}) {
+      EXPECT_EQ(out[r].signal, SIGKILL) << "rank " << r;
+      EXPECT_EQ(out[r].message, "stopped after rank 1 failed") << "rank " << r;
+    }
+    expect_all_gone(pids.read_all(), 3);
+  }
+  // The TODO comes after another rank's failure (as a peer's broken connection may be seen
+  // first): the others are stopped then, not at the end of the first failure's grace.
+  {
+    const auto t0 = Clock::now();
+    const std::vector<RankOutcome> out = run_ranks_collect(3, [&](RankContext& ctx) {
+      if (ctx.rank == 2) throw std::runtime_error("rank 2: peer closed");
+      if (ctx.rank == 1) {
+        std::this_thread::sleep_for(300ms);
+        throw NotImplementedError("lessons/99_topic/exercise.cpp", 12);
+      }
+      std::this_thread::sleep_for(1h);
+    });
+    EXPECT_LT(Clock::now() - t0, 1500ms);
+    EXPECT_EQ(out[0].signal, SIGKILL);
+    EXPECT_EQ(out[1].exit_code, 2);
+  }
+  // Rank 1 throws something else; rank 0 needs 800 ms more and is left to finish.
+  const std::vector<RankOutcome> out = run_ranks_collect(2, [&](RankContext& ctx) {
+    if (ctx.rank == 1) throw std::runtime_error("rank 1 gives up");
+    std::this_thread::sleep_for(800ms);
+  });
+  EXPECT_EQ(out[1].exit_code, 2);
+  EXPECT_EQ(out[0].signal, 0);
+  EXPECT_EQ(out[0].exit_code, 0) << out[0].message;
 }
 
 }  // namespace

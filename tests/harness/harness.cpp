@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -155,6 +156,11 @@ void read_outcome(Rank& r, const siginfo_t& info) {
   }
 }
 
+/// True when the rank ended on a stub's COURSE_TODO (NotImplementedError).
+bool hit_todo(const RankOutcome& o) {
+  return o.exit_code == 2 && o.message.find("not implemented: ") != std::string::npos;
+}
+
 struct Run {
   std::vector<Rank> ranks;
 };
@@ -226,11 +232,15 @@ Run run(int world, const std::function<void(RankContext&)>& body, const RanksOpt
       const RankOutcome& o = rank.outcome;
       const bool failed = o.signal != 0 || o.exit_code == 1 || o.exit_code == 3 ||
                           (o.exit_code == 2 && options.exceptions_fail);
-      if (failed && !killed_all && !rank.stopped && failed_first < 0) {
+      if ((failed || hit_todo(o)) && !killed_all && !rank.stopped && failed_first < 0) {
         failed_first = r;
         kill_at = Clock::now() + kGrace;
         for (Rank& other : run.ranks) other.stopped = !other.exited;
       }
+      // A stub's TODO is the whole story, even when a peer's broken connection was seen
+      // first: what the others would go on to report is only that a peer stopped
+      // answering, so they are stopped now, without the grace.
+      if (hit_todo(o)) kill_at = std::min(kill_at, Clock::now());
     }
     // Rank 0 holds the store: release it once every other rank is gone.
     bool others_done = true;
@@ -297,7 +307,7 @@ void run_ranks(int world, const std::function<void(RankContext&)>& body,
     // A rank stopped after another failed is a consequence, not a cause, unless it hit a
     // stub, crashed or exited on its own: when rank 0 does, the store closes, and rank 4's
     // broken connection may be seen first. (SIGKILL is the harness stopping it.)
-    const bool todo = o.exit_code == 2 && o.message.find("not implemented: ") != std::string::npos;
+    const bool todo = hit_todo(o);
     const bool own_end = (o.signal != 0 && o.signal != SIGKILL) || o.exit_code == 3;
     if (rank.stopped && !o.timed_out && !todo && !own_end) continue;
     const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(world);

@@ -12,8 +12,9 @@
 //   - is still running at the timeout (then every rank is killed, and the report says
 //     what each was blocked in: "timed out after 60 s; rank 2 was still in recv from
 //     rank 1", see activity.h).
-// When one rank fails, the others are killed after a short grace period. No process
-// outlives run_ranks.
+// When one rank fails, the others are killed after a short grace period (at once when it
+// hit a stub's TODO: nothing they report then would add to it). No process outlives
+// run_ranks.
 //
 // What this is not: a thread-based harness; ranks share nothing but sockets.
 #pragma once
