@@ -73,6 +73,19 @@ function(course_add_test)
   endif()
 endfunction()
 
+# A lesson's library code compiles with common's flags, so it reuses course_common's
+# precompiled standard headers (COURSE_PCH; CUDA files go without).
+function(_course_reuse_pch target)
+  if(COURSE_PCH)
+    target_precompile_headers(${target} REUSE_FROM course_common)
+    get_target_property(srcs ${target} SOURCES)
+    list(FILTER srcs INCLUDE REGEX "\\.cu$")
+    if(srcs)
+      set_source_files_properties(${srcs} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+    endif()
+  endif()
+endfunction()
+
 # ex_NN_given (OBJECT): lesson NN's given files, the lessons/NN_topic/*.cpp that are
 # neither main.cpp nor an answer file (one of solutions/NN_topic). They are compiled once and
 # archived into each library of the lesson (ex_NN_ref, ex_NN_mine, ex_NN_stubs), which
@@ -93,6 +106,7 @@ function(_course_given_objects target topic include_dirs)
     add_library(${target} OBJECT ${srcs})
     target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
     target_link_libraries(${target} PUBLIC course_common)
+    _course_reuse_pch(${target})
     set(${target}_SOURCES_FOUND ON PARENT_SCOPE)
   else()
     set(${target}_SOURCES_FOUND OFF PARENT_SCOPE)
@@ -111,6 +125,7 @@ function(_course_lesson_library target dir answers given include_dirs)
     add_library(${target} STATIC ${srcs})
     target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
     target_link_libraries(${target} PUBLIC course_common)
+    _course_reuse_pch(${target})
   else()
     add_library(${target} INTERFACE)
     target_include_directories(${target} INTERFACE ${dir})

@@ -72,8 +72,10 @@ std::string master_addr_hint(const Scheme& scheme) {
 
 /// How to set MASTER_PORT, worded for where the rank was started.
 std::string master_port_hint(const Scheme& scheme) {
-  if (&scheme == &kOpenMpi) return "pass mpirun -x MASTER_PORT=29500";
-  return "export MASTER_PORT=29500";
+  std::string hint =
+      &scheme == &kOpenMpi ? "pass mpirun -x MASTER_PORT=29500" : "export MASTER_PORT=29500";
+  hint += " (any free port, the same on every rank)";
+  return hint;
 }
 
 }  // namespace
@@ -123,8 +125,7 @@ DistEnv read_dist_env() {
   if (env.master_addr.empty()) {
     throw ConfigError("MASTER_ADDR is not set: " + master_addr_hint(scheme));
   }
-  env.master_port =
-      read_int("MASTER_PORT", master_port_hint(scheme) + " (any free port" + same + ")");
+  env.master_port = read_int("MASTER_PORT", master_port_hint(scheme));
 
   if (env.world_size < 1) {
     throw ConfigError(std::string(scheme.world_size) + "=" + std::to_string(env.world_size) +
