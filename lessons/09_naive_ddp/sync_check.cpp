@@ -47,6 +47,11 @@ std::string describe_gradient_error(const std::string& name, int rank, int world
            " is still this rank's own gradient: the mean over ranks never reached "
            "p.grad() (averaged in a copy, or not written back)";
   }
+  if (world > 1 && all_near(got, own, 1.0 / n)) {
+    return who + " is this rank's own gradient divided by " + std::to_string(world) +
+           ": divided, but the all-reduce's result never reached it (read before the "
+           "all-reduce finished: wait for its Work first; or never all-reduced)";
+  }
   if (all_near(got, mean, 0.0)) {
     return who + " is zero, not the mean over ranks: the result was not written back";
   }

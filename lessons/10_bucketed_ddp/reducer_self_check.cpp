@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bucket_assignment.h"
+#include "error.h"
 #include "ops.h"
 #include "reducer.h"
 #include "sync_check.h"
@@ -164,6 +165,14 @@ std::string check_iteration(Reducer& reducer, const Loose& l, int rank, int worl
   return "";
 }
 
+std::string collectives_out_of_step(const std::string& when, const Error& e) {
+  return "Reducer, " + when +
+         ": the ranks' collectives stopped pairing up: every rank must launch every "
+         "bucket's all-reduce, in bucket order 0, 1, 2, ..., whatever order its gradients "
+         "arrive in (launch_ready_buckets, reducer.h step 4). What the transport saw: " +
+         e.what();
+}
+
 // After rebuild_buckets: every rank has rank 0's layout, and rank 0's is the assignment of
 // its arrival order. Each parameter's bucket index, all-gathered.
 std::string check_rebuilt_layout(Reducer& reducer, const Loose& l, ProcessGroup& pg) {
@@ -191,6 +200,20 @@ std::string check_rebuilt_layout(Reducer& reducer, const Loose& l, ProcessGroup&
   return problem;
 }
 
+// One iteration checked on every rank (the first problem any rank found). A Reducer whose
+// ranks launch different all-reduces breaks the process group in the middle of it: the
+// transport's error then says which rule of the Reducer's that breaks.
+std::string check_iteration_on_every_rank(Reducer& reducer, const Loose& l, ProcessGroup& pg,
+                                          const std::string& when) {
+  try {
+    return first_problem_on_any_rank(check_iteration(reducer, l, pg.rank(), pg.size(), when), pg);
+  } catch (const NetworkError& e) {
+    return collectives_out_of_step(when, e);
+  } catch (const ProtocolError& e) {
+    return collectives_out_of_step(when, e);
+  }
+}
+
 }  // namespace
 
 std::string self_check_bucket_assignment() {
@@ -214,9 +237,8 @@ std::string self_check_reducer(ProcessGroup& pg) {
   Loose l = make_loose(rank, world);
   Reducer reducer(l.params, pg,
                   {.first_bucket_bytes = kBucketBytes, .bucket_cap_bytes = kBucketBytes});
-  std::string problem = first_problem_on_any_rank(
-      check_iteration(reducer, l, rank, world, "iteration 1 (buckets {w5 w4} {w3 w2} {w1 w0})"),
-      pg);
+  std::string problem = check_iteration_on_every_rank(
+      reducer, l, pg, "iteration 1 (buckets {w5 w4} {w3 w2} {w1 w0})");
   if (!problem.empty()) return problem;
   if (!reducer.rebuild_buckets()) {
     problem = "Reducer::rebuild_buckets returned false after a first full iteration";
@@ -238,10 +260,8 @@ std::string self_check_reducer(ProcessGroup& pg) {
   }
   problem = first_problem_on_any_rank(problem, pg);
   if (!problem.empty()) return problem;
-  return first_problem_on_any_rank(
-      check_iteration(reducer, l, rank, world,
-                      "iteration 2 (rebuilt buckets {w0 w1} {w2 w3} {w4 w5})"),
-      pg);
+  return check_iteration_on_every_rank(reducer, l, pg,
+                                       "iteration 2 (rebuilt buckets {w0 w1} {w2 w3} {w4 w5})");
 }
 
 std::string run_lesson10_self_check(ProcessGroup& pg) {
