@@ -104,7 +104,7 @@ endif
 test-reference: setup
 ifeq ($(SANITIZE),asan)
 	@$(MAKE) configure-asan
-	@echo "make test: building $(REF_BUILD) under the sanitizers (the first time: about 10 minutes on 2 cores)"
+	@echo "make test: building $(REF_BUILD) under the sanitizers (the first time: about 7 minutes on 2 cores)"
 else
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@echo "make test: building $(REF_BUILD) (the first time: 4 to 5 minutes on 2 cores)"
