@@ -1,6 +1,8 @@
 // child_group.cpp: spawn, watch and reap a group of children (see child_group.h).
 #include "child_group.h"
 
+#include <dirent.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +10,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 namespace course {
 
@@ -53,15 +57,53 @@ std::optional<siginfo_t> ChildGroup::exited(pid_t pid) {
 
 void ChildGroup::reap() {
   signal_all(SIGKILL);
+  // Each child's segments are removed while it is a zombie, before waitpid frees its pid
+  // for reuse: the names removed can only be its own.
+  std::vector<pid_t> dead;
+  for (pid_t pid : pids_) {
+    siginfo_t info{};
+    while (::waitid(P_PID, pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    dead.push_back(pid);
+  }
+  remove_shm_of(dead);
   for (pid_t pid : pids_) {
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
   pids_.clear();
   if (group_ > 0) {
-    while (::waitpid(-group_, nullptr, 0) > 0 || errno == EINTR) {
+    pid_t pid;
+    while ((pid = ::waitpid(-group_, nullptr, 0)) > 0 || errno == EINTR) {
+      if (pid > 0) remove_shm_of({pid});  // an adopted grandchild's, just reaped
     }
   }
+}
+
+std::string shm_owner_prefix(pid_t pid) {
+  return "course." + std::to_string(pid) + ".";
+}
+
+int remove_shm_of(const std::vector<pid_t>& pids) noexcept {
+  if (pids.empty()) return 0;
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  int removed = 0;
+  try {
+    std::vector<std::string> prefixes;
+    for (pid_t pid : pids) prefixes.push_back(shm_owner_prefix(pid));
+    while (const dirent* entry = ::readdir(dir)) {
+      const std::string_view name = entry->d_name;
+      for (const std::string& prefix : prefixes) {
+        if (name.substr(0, prefix.size()) != prefix) continue;
+        if (::shm_unlink(("/" + std::string(name)).c_str()) == 0) ++removed;
+        break;
+      }
+    }
+  } catch (...) {  // out of memory for a name: leave the rest
+  }
+  ::closedir(dir);
+  return removed;
 }
 
 bool process_is_stopped(pid_t pid) {

@@ -11,7 +11,9 @@
 //            zombie, and a zombie keeps the group's id from being reused, so signalling the
 //            group can never hit a stranger
 //   reap     SIGKILL to the whole group (grandchildren too), then reap every child and every
-//            grandchild this process adopted as child subreaper
+//            grandchild this process adopted as child subreaper; a child's shared-memory
+//            segments (/dev/shm/course.<its pid>.*, see shm_owner_prefix) go with it, so a
+//            rank killed before it could unlink them leaves nothing behind
 //
 // What this is not: a job scheduler; it restarts nothing and watches no output.
 //
@@ -23,6 +25,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace course {
@@ -61,6 +64,15 @@ class ChildGroup {
   std::vector<pid_t> pids_;
   int was_subreaper_ = 0;
 };
+
+/// "course.<pid>.": how the names of the POSIX shared-memory segments that process `pid`
+/// creates begin (shm_open's "/course.<pid>...." is /dev/shm/course.<pid>....). The owner
+/// unlinks them itself once mapped; reap() removes what a killed child could not.
+std::string shm_owner_prefix(pid_t pid);
+
+/// Unlinks every /dev/shm/course.<pid>.* of these processes; returns how many it removed.
+/// Never throws (a missing /dev/shm removes nothing).
+int remove_shm_of(const std::vector<pid_t>& pids) noexcept;
 
 /// True when process `pid` is stopped (SIGSTOP, SIGTSTP or a debugger): state T or t in
 /// /proc/pid/stat. Such a process is alive but answers nobody.

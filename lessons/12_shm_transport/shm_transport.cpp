@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
+#include <random>
 #include <sstream>
 
 #include "all_reduce_ring.h"
+#include "child_group.h"
 #include "driver_recipe.h"
 #include "env.h"
 #include "error.h"
@@ -25,10 +27,14 @@ ByteStreamPtr connect_shm(StoreClient& store, int rank, int peer, const std::str
   const std::string key = name + "/shm/" + std::to_string(lo) + "-" + std::to_string(hi);
   const std::string peer_name = "rank " + std::to_string(peer);
   if (rank == lo) {
+    // The pid first (ChildGroup::reap removes a killed rank's segments by it), and a
+    // random tag last, so a segment left by an earlier process with this pid (one killed
+    // with its launcher) is never in the way.
     static std::atomic<int> serial{0};
-    const std::string seg_name = "/course." + std::to_string(::getpid()) + "." +
-                                 std::to_string(lo) + "-" + std::to_string(hi) + "." +
-                                 std::to_string(serial.fetch_add(1));
+    static const std::string tag = std::to_string(std::random_device{}() & 0xffffff);
+    const std::string seg_name = "/" + shm_owner_prefix(::getpid()) + std::to_string(lo) + "-" +
+                                 std::to_string(hi) + "." + std::to_string(serial.fetch_add(1)) +
+                                 "." + tag;
     const size_t bytes = shm_pair_bytes(tuning.slot_bytes, tuning.slots);
     ShmSegment segment = ShmSegment::create(seg_name, bytes);
     auto* header = new (segment.data()) ShmPairHeader();

@@ -7,9 +7,11 @@
 //   auto pg = make_process_group("tcp", store, rank, world, recipe);
 //
 // connect_shm is the ShmConnector of common/comm/transport.h. For a pair of ranks lo < hi:
-//   lo  creates the segment /course.<pid>.<lo>-<hi>.<n> (zeroed), writes the ring header
-//       and its pid, publishes "<name> <bytes>" in the store, waits for hi's "mapped" key
-//       and unlinks the name: from then on a crash leaves nothing in /dev/shm.
+//   lo  creates the segment /course.<pid>.<lo>-<hi>.<n>.<random> (zeroed), writes the ring
+//       header and its pid, publishes "<name> <bytes>" in the store, waits for hi's
+//       "mapped" key and unlinks the name: from then on a crash leaves nothing in /dev/shm.
+//       (Killed before that, lo leaves the name; the launcher and the test harness remove
+//       /dev/shm/course.<pid>.* of every rank they reap: child_group.h.)
 //   hi  reads the key, maps the segment, checks the magic, writes its pid, sets "mapped".
 //
 // What this is not: the channel (shm_channel.h) or the stream (shm_stream.h).

@@ -37,7 +37,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The segments in /dev/shm that a process `pid` created (connect_shm names them
-// "course.<pid>.<lo>-<hi>.<n>").
+// "course.<pid>.<lo>-<hi>.<n>.<random>").
 std::vector<std::string> leftovers(int pid) {
   std::vector<std::string> found;
   const std::string prefix = "course." + std::to_string(pid) + ".";
