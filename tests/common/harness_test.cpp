@@ -10,6 +10,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "activity.h"
+#include "child_group.h"
 #include "error.h"
 #include "socket.h"
 
@@ -240,18 +242,26 @@ TEST(Harness, ASanitizerReportInARankFailsIt) {
 
 TEST(Harness, OthersAreStoppedSoonAfterOneFails) {
   PidLog pids;
+  int asleep[2];  // the others say "about to sleep" here, not through rank 0's store
+  ASSERT_EQ(::pipe2(asleep, O_CLOEXEC), 0);
   const auto t0 = Clock::now();
   const std::vector<RankOutcome> out = run_ranks_collect(3, [&](RankContext& ctx) {
     pids.write_mine();
     if (ctx.rank == 0) {
-      // Give up once the others are past their last store call (so that they cannot fail
-      // on their own when rank 0's store goes away; they must be stopped).
-      ctx.store().wait({"asleep/1", "asleep/2"});
+      // Give up once the others sleep, with no store call in flight (so that they cannot
+      // fail on their own when rank 0's store goes away; they must be stopped).
+      char two[2];
+      for (size_t got = 0; got < 2;) {
+        const ssize_t k = ::read(asleep[0], two + got, 2 - got);
+        if (k <= 0) throw std::runtime_error("the asleep pipe");
+        got += static_cast<size_t>(k);
+      }
       throw std::runtime_error("rank 0 gives up");
     }
-    ctx.store().set("asleep/" + std::to_string(ctx.rank), "1");
+    (void)!::write(asleep[1], "z", 1);
     std::this_thread::sleep_for(1h);  // would wait for rank 0 forever
   });
+  ::close(asleep[0]), ::close(asleep[1]);
   EXPECT_LT(Clock::now() - t0, 5s);
   EXPECT_EQ(out[0].exit_code, 2);
   for (int r : {1, 2}) {
@@ -260,6 +270,64 @@ TEST(Harness, OthersAreStoppedSoonAfterOneFails) {
     EXPECT_EQ(out[r].message, "stopped after rank 0 failed");
   }
   expect_all_gone(pids.read_all(), 3);
+}
+
+// A rank killed before it could unlink its shared-memory segments (lesson 12 names them
+// /dev/shm/course.<pid>.*) leaves none behind: the harness's reap removes them. Another
+// process's segment stays.
+TEST(Harness, AKilledRanksSharedMemoryIsRemovedWithIt) {
+  const std::string foreign = "/" + shm_owner_prefix(::getpid()) + "harness-test";
+  const int fd = ::shm_open(foreign.c_str(), O_CREAT | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  PidLog pids;
+  const std::vector<RankOutcome> out = run_ranks_collect(2, [&](RankContext& ctx) {
+    pids.write_mine();
+    for (const char* tag : {"0-1.0.abc", "0-2.1.def"}) {
+      const std::string name = "/" + shm_owner_prefix(::getpid()) + tag;
+      const int made = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (made < 0) throw std::runtime_error("shm_open " + name);
+      ::close(made);
+    }
+    ctx.store().set("made/" + std::to_string(ctx.rank), "1");
+    if (ctx.rank == 1) {
+      ctx.store().wait({"made/0"});
+      throw std::runtime_error("rank 1 gives up");
+    }
+    std::this_thread::sleep_for(1h);  // killed, its segments still named
+  });
+  EXPECT_EQ(out[0].signal, SIGKILL);
+  for (pid_t pid : pids.read_all()) {
+    for (const char* tag : {"0-1.0.abc", "0-2.1.def"}) {
+      const std::string path = "/dev/shm/" + shm_owner_prefix(pid) + tag;
+      EXPECT_NE(::access(path.c_str(), F_OK), 0) << path << " outlived its rank";
+    }
+  }
+  EXPECT_EQ(::access(("/dev/shm" + foreign).c_str(), F_OK), 0) << "not a rank's: kept";
+  ::shm_unlink(foreign.c_str());
+}
+
+// A rank at a stub's TODO is what run_ranks reports, even when another rank's error (here
+// the broken store connection that rank 0's TODO causes) ended first.
+TEST(Harness, RunRanksReportsOnlyTheTodoWhenARankHitOne) {
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    run_ranks(3, [](RankContext& ctx) {
+      if (ctx.rank == 2) throw std::runtime_error("connection closed by the store");
+      if (ctx.rank == 0) {
+        std::this_thread::sleep_for(300ms);
+        throw NotImplementedError("lessons/99_topic/exercise.cpp", 12);
+      }
+      std::this_thread::sleep_for(1h);
+    });
+  }
+  ASSERT_EQ(failures.size(), 1);
+  const std::string message = failures.GetTestPartResult(0).message();
+  EXPECT_NE(message.find("rank 0 of 3 threw"), std::string::npos) << message;
+  EXPECT_NE(message.find("not implemented: lessons/99_topic/exercise.cpp:12"), std::string::npos)
+      << message;
 }
 
 // A stub's TODO ends the run at once (no grace), whether exceptions fail the test or are
