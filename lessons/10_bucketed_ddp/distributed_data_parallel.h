@@ -34,6 +34,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "gradient_sync.h"
 #include "module.h"
@@ -52,6 +53,9 @@ class DistributedDataParallel : public GradientSync {
 
   Module& module() { return module_; }
   Reducer& reducer() { return reducer_; }
+  /// torch's ddp.register_comm_hook: each bucket goes through `hook` instead of the plain
+  /// all-reduce (reducer.h, COMMUNICATION HOOKS). Before the first backward.
+  void register_comm_hook(CommHook hook) { reducer_.register_comm_hook(std::move(hook)); }
 
   // GradientSync (lesson 09's training loop).
   void prepare_for_backward() override;

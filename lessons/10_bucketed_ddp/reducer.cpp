@@ -31,7 +31,7 @@ std::vector<size_t> Reducer::search_unused_parameters(const std::vector<Variable
 
 void Reducer::mark_variable_ready(size_t index) {
   record_ready(index);
-  // TODO(lesson10): grad / world into the slice (zeros if undefined); bucket view option
+  // TODO(lesson10): grad * grad_scale() into the slice (zeros if undefined); bucket view option
   COURSE_TODO();
   // TODO(lesson10): count the bucket down; complete: log it in ready_log_, launch in order
   COURSE_TODO();

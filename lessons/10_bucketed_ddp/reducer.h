@@ -56,12 +56,24 @@
 // no_sync: a backward without prepare_for_backward runs no hook work: gradients just
 // accumulate in grad(), and the next synchronised backward reduces the accumulated sum.
 //
+// COMMUNICATION HOOKS (torch's DistributedDataParallel.register_comm_hook)
+//   register_comm_hook(hook), once, before the first backward, replaces step 4's
+//   all-reduce: each bucket is handed to the hook as a GradBucket, in bucket order, and
+//   the hook returns the Work of its reduction. As in torch, the reducer then copies the
+//   local gradients into the bucket WITHOUT dividing (grad_scale() is 1): the hook sums
+//   over ranks and divides by the world size (or compresses, or anything else), and when
+//   its Work's wait() returns the bucket's buffer must hold the mean. The hook runs on the
+//   backward's thread: it may launch asynchronous work and return at once (the default
+//   does: all_reduce_async), and that work must complete in the order the hooks were
+//   called, as the group's all-reduces do.
+//
 // Thread safety: not synchronised. Every call, and backward(), on one thread: the
 // thread that uses the ProcessGroup. The group and the parameters must outlive the
 // Reducer; the destructor removes the hooks and waits for all-reduces still in flight.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -109,6 +121,20 @@ struct VariableLocator {
   size_t intra_bucket_index = 0;  ///< its position in that bucket's params (and offsets)
 };
 
+/// One bucket handed to a communication hook (torch's GradBucket).
+struct GradBucket {
+  size_t index = 0;              ///< its position in launch order
+  bool is_last = false;          ///< the iteration's last bucket
+  Tensor buffer;                 ///< flat: the parameters' local gradients, not divided
+  std::vector<size_t> params;    ///< parameter indices, in the order of their slices
+  std::vector<int64_t> offsets;  ///< each slice's first element in buffer
+  std::vector<Shape> shapes;     ///< each parameter's shape (a slice is a row-major view)
+};
+
+/// Reduces one bucket: returns the Work whose wait() leaves the mean over ranks in
+/// bucket.buffer (see COMMUNICATION HOOKS above).
+using CommHook = std::function<WorkPtr(GradBucket& bucket)>;
+
 /// One bucket as the reducer sees it (for tests and the driver's printout).
 struct BucketInfo {
   BucketIndices params;  ///< parameter indices, in the order of their slices
@@ -134,6 +160,14 @@ class Reducer {
   /// (used only with find_unused_parameters; none given: no walk, every parameter counts
   /// as used on this rank). Calls ensure_prior_reduction_finished() first.
   void prepare_for_backward(const std::vector<Variable>& outputs);
+
+  /// Replaces each bucket's all-reduce with `hook` (see COMMUNICATION HOOKS above). Once,
+  /// before the first backward: ConfigError, naming the rank, when a hook is registered
+  /// already (torch: "can only be called once") or the hooks have been armed.
+  void register_comm_hook(CommHook hook);
+  /// What mark_variable_ready multiplies a gradient by on its way into the bucket:
+  /// 1 / world size, or 1 with a communication hook (the hook divides).
+  float grad_scale() const { return grad_scale_; }
 
   /// Throws the "Expected to have finished reduction in the prior iteration" ConfigError
   /// described above when the hooks are armed and some parameter never became ready.
@@ -175,10 +209,10 @@ class Reducer {
   /// Step 3, one parameter's gradient is final (called from its hook, after record_ready;
   /// for an unused parameter, from the first hook).
   /// REQUIRES: hooks armed; `index` not yet ready in this iteration.
-  /// EFFECT: its bucket slice holds grad / world (zeros when grad() is undefined), in one
-  ///   pass (mul_out); with gradient_as_bucket_view, grad() becomes that slice (when it
-  ///   already is, the slice is divided in place). When it was the bucket's last pending
-  ///   parameter, the bucket is appended to ready_log_ and launch_ready_buckets() runs.
+  /// EFFECT: its bucket slice holds grad * grad_scale() (grad / world; zeros when grad() is
+  ///   undefined), in one pass (mul_out); with gradient_as_bucket_view, grad() becomes that
+  ///   slice (when it already is, the slice is scaled in place). When it was the bucket's last
+  ///   pending parameter, the bucket is appended to ready_log_ and launch_ready_buckets() runs.
   void mark_variable_ready(size_t index);
   /// Step 4. Launches, in bucket order, every bucket from next_bucket_ on whose pending
   /// count is 0 (launch_bucket), stopping at the first that is not complete. Once the last
@@ -233,7 +267,8 @@ class Reducer {
   /// On the tcp backend a wait that comes before the group's thread has started the
   /// all-reduce runs it on this thread instead (serial_executor.h, invariant 4).
   void wait_for_bucket(size_t b);
-  /// Launches bucket b's all-reduce (SUM, async), logs it in launch_log_ (and the trace).
+  /// Launches bucket b's all-reduce (SUM, async), or hands it to the communication hook,
+  /// and logs it in launch_log_ (and the trace).
   void launch_bucket(size_t b);
   /// A bucket of one parameter needs no buffer of its own: when that parameter's hook runs
   /// with a gradient, the gradient becomes the bucket (flat shares its storage), so
@@ -250,6 +285,8 @@ class Reducer {
   const ReducerOptions options_;
   const int world_;
   std::vector<int> hook_ids_;
+  CommHook comm_hook_;  // empty: the plain all-reduce
+  float grad_scale_;    // 1 / world_, or 1 with a comm hook
 
   std::vector<Bucket> buckets_;
   std::vector<VariableLocator> variable_locators_;  // parameter index -> where it lives

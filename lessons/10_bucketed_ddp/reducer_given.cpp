@@ -27,7 +27,11 @@ std::string layer_of(const std::string& name) {
 
 Reducer::Reducer(std::vector<std::pair<std::string, Variable>> params, ProcessGroup& group,
                  ReducerOptions options)
-    : params_(std::move(params)), group_(group), options_(options), world_(group.size()) {
+    : params_(std::move(params)),
+      group_(group),
+      options_(options),
+      world_(group.size()),
+      grad_scale_(1.0f / static_cast<float>(group.size())) {
   if (params_.empty()) throw ConfigError("Reducer: the model has no parameters to reduce");
   for (const auto& [name, p] : params_) {
     if (!p.is_leaf() || !p.requires_grad()) {
@@ -290,11 +294,40 @@ void Reducer::trace_hook(size_t index, double start_us) {
   last_trace_us_ = end;
 }
 
+void Reducer::register_comm_hook(CommHook hook) {
+  const std::string who = "rank " + std::to_string(group_.rank()) + ": register_comm_hook: ";
+  if (!hook) throw ConfigError(who + "the hook is empty");
+  if (comm_hook_) throw ConfigError(who + "a communication hook can only be registered once");
+  if (expect_hooks_ || require_finalize_ || has_rebuilt_ || !ready_order_.empty()) {
+    throw ConfigError(who +
+                      "register the hook before the first backward (the buckets of "
+                      "earlier iterations were averaged without it)");
+  }
+  comm_hook_ = std::move(hook);
+  grad_scale_ = 1.0f;  // the hook divides
+}
+
 void Reducer::launch_bucket(size_t b) {
   Bucket& bucket = buckets_[b];
   launch_log_.push_back(b);
   bucket.launch_us = TraceRecorder::now_us();
-  bucket.work = group_.all_reduce_async(bucket.flat.device_span(), ReduceOp::SUM);
+  if (comm_hook_) {
+    GradBucket view;
+    view.index = b;
+    view.is_last = b + 1 == buckets_.size();
+    view.buffer = bucket.flat;
+    view.params = bucket.params;
+    view.offsets = bucket.offsets;
+    for (size_t i : bucket.params) view.shapes.push_back(params_[i].second.shape());
+    bucket.work = comm_hook_(view);
+    if (!bucket.work) {
+      throw ConfigError("rank " + std::to_string(group_.rank()) +
+                        ": the communication hook returned no Work for bucket " +
+                        std::to_string(b));
+    }
+  } else {
+    bucket.work = group_.all_reduce_async(bucket.flat.device_span(), ReduceOp::SUM);
+  }
   if (options_.trace) {
     // A watcher records when the all-reduce really finished (the final wait only sees
     // when it was waited for).

@@ -55,17 +55,17 @@ std::vector<size_t> Reducer::search_unused_parameters(const std::vector<Variable
 
 void Reducer::mark_variable_ready(size_t index) {
   record_ready(index);
-  // BEGIN SOLUTION: grad / world into the slice (zeros if undefined); bucket view option
+  // BEGIN SOLUTION: grad * grad_scale() into the slice (zeros if undefined); bucket view option
   const Variable& p = params_[index].second;
   const Tensor view = slice(index);
-  const float inv_world = 1.0f / static_cast<float>(world_);
+  const float scale = grad_scale();  // 1 / world, or 1 when a comm hook divides
   const Tensor grad = p.grad();
   if (!grad.defined()) {
     fill_(view, 0.0f);  // an unused parameter contributes nothing
   } else if (grad.shares_storage_with(view)) {
-    scale_(view, inv_world);  // already the bucket's slice (gradient_as_bucket_view)
+    if (scale != 1.0f) scale_(view, scale);  // already the bucket's slice (bucket view)
   } else {
-    mul_out(view, grad, inv_world);  // divides while copying: one pass over the gradient
+    mul_out(view, grad, scale);  // scales while copying: one pass over the gradient
     if (options_.gradient_as_bucket_view) p.set_grad(view);
   }
   // END SOLUTION

@@ -13,6 +13,7 @@
 
 #include "ddp_fixtures.h"
 #include "distributed_data_parallel.h"
+#include "error.h"
 #include "naive_ddp.h"
 
 namespace course::test {
@@ -272,6 +273,119 @@ TEST(ReducerLargeBucket, FortyMiBBucketAveragesExactly) {
               },
               {.timeout = std::chrono::seconds(40)});
   }
+}
+
+// A communication hook (torch's register_comm_hook) gets every bucket in launch order,
+// holding the local gradients NOT divided (grad_scale() is 1), with its parameters'
+// offsets and shapes; dividing and all-reducing it, as torch's allreduce_hook does, gives
+// bit for bit the gradients of a reducer without a hook.
+TEST(ReducerCommHook, BucketsArriveUndividedInOrderAndTheHooksMeanIsTheGradient) {
+  for (const std::string& backend : available_backends()) {
+    SCOPED_TRACE(backend);
+    run_ranks(
+        3,
+        [&](RankContext& ctx) {
+          auto group = make_group(backend, ctx);
+          Loose hooked = make_loose(ctx.rank), plain = make_loose(ctx.rank);
+          // Limit 16 bytes: w3 (16 bytes) alone, w2 + w1 (8 + 20), w0 (12): 3 buckets.
+          const ReducerOptions limits{.first_bucket_bytes = 16, .bucket_cap_bytes = 16};
+          Reducer reducer(hooked.params, *group, limits);
+          Reducer reference(plain.params, *group, limits);
+          const std::vector<BucketInfo> layout = reducer.buckets();
+          std::vector<GradBucket> seen;
+          reducer.register_comm_hook([&](GradBucket& bucket) {
+            seen.push_back(bucket);
+            seen.back().buffer = bucket.buffer.clone();  // as it arrived
+            scale_(bucket.buffer, 1.0f / static_cast<float>(group->size()));
+            return group->all_reduce_async(bucket.buffer.span(), ReduceOp::SUM);
+          });
+          EXPECT_EQ(reducer.grad_scale(), 1.0f);
+          EXPECT_EQ(reference.grad_scale(), 1.0f / 3.0f);
+          for (Reducer* r : {&reducer, &reference}) r->prepare_for_backward({});
+          loose_loss(hooked, kForwardOrders[ctx.rank]).backward();
+          loose_loss(plain, kForwardOrders[ctx.rank]).backward();
+          ASSERT_EQ(seen.size(), layout.size());
+          for (size_t b = 0; b < seen.size(); ++b) {
+            const GradBucket& bucket = seen[b];
+            EXPECT_EQ(bucket.index, b);
+            EXPECT_EQ(bucket.is_last, b + 1 == seen.size());
+            EXPECT_EQ(bucket.params, layout[b].params);
+            ASSERT_EQ(bucket.offsets.size(), bucket.params.size());
+            ASSERT_EQ(bucket.shapes.size(), bucket.params.size());
+            for (size_t j = 0; j < bucket.params.size(); ++j) {
+              const size_t k = bucket.params[j];
+              EXPECT_EQ(bucket.shapes[j], hooked.inputs[k].shape());
+              const std::vector<float> local =
+                  bucket.buffer.rows(bucket.offsets[j], hooked.inputs[k].numel()).to_vector();
+              EXPECT_EQ(local, hooked.inputs[k].to_vector()) << "w" << k << ": not divided";
+            }
+          }
+          expect_mean_gradients(hooked, 3);
+          for (int k = 0; k < 4; ++k) {
+            EXPECT_EQ(hooked.params[k].second.grad().to_vector(),
+                      plain.params[k].second.grad().to_vector())
+                << "w" << k;
+          }
+        },
+        kShort);
+  }
+}
+
+// A Work that fails when waited for.
+class FailedWork final : public Work {
+ public:
+  void wait(Millis) override { throw PeerClosedError("rank 1 closed the connection"); }
+  bool is_completed() override { return true; }
+};
+
+// Registering twice, after a backward, or an empty hook is a ConfigError naming the rank;
+// a hook's failure (no Work, or a Work that fails) comes out of backward().
+TEST(ReducerCommHook, MisuseIsAnErrorNamingTheRankAndAHooksFailureEndsTheBackward) {
+  run_ranks(2, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    const std::string rank = "rank " + std::to_string(ctx.rank);
+    const auto expect_config_error = [&](const std::function<void()>& call, const char* what) {
+      try {
+        call();
+        ADD_FAILURE() << "no error: " << what;
+      } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find(rank), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      }
+    };
+    const CommHook plain = [&](GradBucket& bucket) {
+      scale_(bucket.buffer, 0.5f);
+      return group->all_reduce_async(bucket.buffer.span(), ReduceOp::SUM);
+    };
+    {
+      Loose l = make_loose(ctx.rank);
+      Reducer reducer(l.params, *group);
+      expect_config_error([&] { reducer.register_comm_hook({}); }, "empty");
+      reducer.register_comm_hook(plain);
+      expect_config_error([&] { reducer.register_comm_hook(plain); }, "only be registered once");
+    }
+    {
+      Loose l = make_loose(ctx.rank);
+      Reducer reducer(l.params, *group);
+      reducer.prepare_for_backward({});
+      loose_loss(l, {0, 1, 2, 3}).backward();
+      expect_config_error([&] { reducer.register_comm_hook(plain); }, "before the first backward");
+    }
+    {
+      Loose l = make_loose(ctx.rank);
+      Reducer reducer(l.params, *group);
+      reducer.register_comm_hook([](GradBucket&) { return WorkPtr(); });
+      reducer.prepare_for_backward({});
+      expect_config_error([&] { loose_loss(l, {0, 1, 2, 3}).backward(); }, "returned no Work");
+    }
+    {
+      Loose l = make_loose(ctx.rank);
+      Reducer reducer(l.params, *group);
+      reducer.register_comm_hook([](GradBucket&) { return std::make_shared<FailedWork>(); });
+      reducer.prepare_for_backward({});
+      EXPECT_THROW(loose_loss(l, {0, 1, 2, 3}).backward(), PeerClosedError);
+    }
+  });
 }
 
 }  // namespace
