@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -14,6 +15,9 @@
 namespace course {
 
 namespace {
+
+std::atomic<uint64_t> g_bytes_sent{0};  // tcp_bytes_sent()
+
 
 // The most one send() may take. The kernel would take up to the whole socket buffer (a
 // few MiB on loopback), but on loopback a send also runs the receiving side's TCP work
@@ -65,7 +69,10 @@ bool wait_for_wire(int in_fd, bool want_recv, Clock::time_point ready, Millis ti
 
 }  // namespace
 
+uint64_t tcp_bytes_sent() { return g_bytes_sent.load(std::memory_order_relaxed); }
+
 void SocketStream::send_all(const void* data, size_t n, Millis timeout) {
+  g_bytes_sent.fetch_add(n, std::memory_order_relaxed);
   if (!pacer_.spec().emulated()) {
     socket_.send_all(data, n, timeout);
     return;
@@ -105,7 +112,10 @@ size_t SocketStream::raw_try_send(const void* data, size_t n) {
   for (;;) {
     const ssize_t k =
         ::send(socket_.fd(), data, std::min(n, kMaxSendBytes), MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (k >= 0) return static_cast<size_t>(k);
+    if (k >= 0) {
+      g_bytes_sent.fetch_add(static_cast<uint64_t>(k), std::memory_order_relaxed);
+      return static_cast<size_t>(k);
+    }
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
     if (errno != EINTR) throw_io(errno, "send to " + peer_name());
   }

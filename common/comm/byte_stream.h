@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -114,6 +115,12 @@ class SocketStream final : public ByteStream {
   LinkPacer pacer_;
   bool message_start_ = true;
 };
+
+/// Bytes this process has handed to tcp sockets through SocketStream since it started
+/// (every peer, every thread; payload and framing, not TCP's own headers). Benchmarks read
+/// it before and after a step: what crossed the (emulated) wire. Shared memory, Gloo and
+/// NCCL move their bytes elsewhere and are not counted.
+uint64_t tcp_bytes_sent();
 
 /// Waits until `out` could send (want_send) or `in` could receive (want_recv), for at
 /// most `timeout`; false when it passed first. `out` and `in` may be the same stream.
