@@ -29,6 +29,27 @@
 
 namespace course {
 
+// Synthetic inputs: index-dependent, different on every rank.
+std::pair<Tensor, Tensor> bench_batch(int64_t rows, int rank) {
+  Tensor x = Tensor::empty({rows, 784});
+  Tensor y = Tensor::empty({rows});
+  for (int64_t i = 0; i < rows; ++i) {
+    y.data()[i] = static_cast<float>((i + rank) % 10);
+    for (int64_t j = 0; j < 784; ++j) {
+      x.data()[i * 784 + j] = static_cast<float>(std::sin(0.01 * (j + 1) * (i + 3 + 7 * rank)));
+    }
+  }
+  return {x, y};
+}
+
+// The slowest rank's median: a step is as slow as its slowest rank.
+double slowest_median(std::vector<double> times, ProcessGroup& group) {
+  std::sort(times.begin(), times.end());
+  float median = static_cast<float>(times[times.size() / 2]);
+  group.all_reduce(std::span<float>(&median, 1), ReduceOp::MAX);
+  return median;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -56,26 +77,6 @@ double median_of(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// Synthetic inputs: index-dependent, different on every rank.
-std::pair<Tensor, Tensor> bench_batch(int64_t rows, int rank) {
-  Tensor x = Tensor::empty({rows, 784});
-  Tensor y = Tensor::empty({rows});
-  for (int64_t i = 0; i < rows; ++i) {
-    y.data()[i] = static_cast<float>((i + rank) % 10);
-    for (int64_t j = 0; j < 784; ++j) {
-      x.data()[i * 784 + j] = static_cast<float>(std::sin(0.01 * (j + 1) * (i + 3 + 7 * rank)));
-    }
-  }
-  return {x, y};
-}
-
-// The slowest rank's median: a step is as slow as its slowest rank.
-double slowest_median(std::vector<double> times, ProcessGroup& group) {
-  std::sort(times.begin(), times.end());
-  float median = static_cast<float>(times[times.size() / 2]);
-  group.all_reduce(std::span<float>(&median, 1), ReduceOp::MAX);
-  return median;
-}
 
 // Largest |parameter difference| between this rank and rank 0, on every rank.
 float divergence(Module& model, ProcessGroup& group) {
