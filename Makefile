@@ -164,7 +164,8 @@ docs: setup
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
-	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12
+	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 \
+	  lesson14
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -185,6 +186,10 @@ bench: setup
 	done; echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch DDP rows"
 	build/solutions/lesson12 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson12 --bench --np 4 $(BENCH_ARGS)
+	build/solutions/lesson14 --bench --np 2 --csv bench-results/lesson14_loopback.csv
+	build/solutions/lesson14 --bench --np 2 --link 10gbit,20us --csv bench-results/lesson14_10gbit.csv
+	build/solutions/lesson14 --bench --np 2 --link 1gbit,50us --csv bench-results/lesson14_1gbit.csv
+	build/solutions/lesson14 --bench --np 4 --link 1gbit,50us --csv bench-results/lesson14_1gbit_np4.csv
 	@echo "make bench: CSV and SVG in bench-results/"
 
 # Sanitizers. Separate build trees of the reference code, so the ordinary build stays fast.

@@ -1,0 +1,209 @@
+// comm_hooks.h: lesson 14, sending fewer bytes: DDP communication hooks that compress each
+// gradient bucket before it travels (torch.distributed.algorithms.ddp_comm_hooks).
+//
+//   SerialExecutor runner("comm hooks");                       // the hooks' own thread
+//   ddp.register_comm_hook(compress_hook(*group, HalfKind::fp16, runner));
+//   // or
+//   PowerSgd powersgd(*group, runner, {.rank = 4, .start_iter = 10});
+//   ddp.register_comm_hook(powersgd.hook());
+//
+// THE SEAM (lesson 10, reducer.h: COMMUNICATION HOOKS). The Reducer hands each bucket to
+// the hook in bucket order, NOT divided by the world size, and waits for the returned Work
+// at the end of backward; the hook leaves the mean over ranks in the bucket's buffer.
+//
+// THREADS. A hook here does more than one collective and some arithmetic between them, so
+// it cannot be one all_reduce_async. It queues its work on `runner`, a SerialExecutor: one
+// thread that runs the buckets' work one at a time in bucket order (every rank issues the
+// same collectives in the same order: process_group.h, rule 1) while backward goes on, and
+// returns that Work. Between the first hook of a backward and the Reducer's final wait,
+// only the runner's thread calls the group; the training thread calls it again only after
+// that wait (so find_unused_parameters, whose used map the Reducer all-reduces from the
+// training thread, is not supported with these hooks). A Work not yet started when the
+// Reducer waits for it runs on the waiting thread (serial_executor.h, invariant 4).
+//
+// fp16 / bf16 (torch's fp16_compress_hook, bf16_compress_hook)
+//   buffer /= N, cast to 16 bits, SUM all-reduce in 16 bits, cast back into the buffer.
+//   Dividing first, as torch does, keeps the sum within the type's range for any N when
+//   the gradients are; a gradient beyond 65504 (fp16) becomes inf, as in torch. bf16 has
+//   float32's range and 8 bits of mantissa (fp16: 11).
+//
+// PowerSGD (Vogels, Karimireddy, Jaggi, NeurIPS 2019; torch's powerSGD_hook), per bucket:
+//   for the first start_iter iterations: the plain all-reduce (vanilla SGD's warm-up);
+//   then   M += error                      error feedback: what was not sent last time
+//          each parameter viewed as a matrix n x m (n = its first dimension) is
+//            compressed when n*m >= min_compression_rate * r*(n + m), r = min(n, m, rank);
+//            every other parameter (biases, small matrices) is all-reduced as it is
+//          P = M Q             for every compressed M (Q: m x r, kept from the last step)
+//          all-reduce the uncompressed values, then every P (one flat buffer each)
+//          orthogonalise each P (Gram-Schmidt on its columns)
+//          Q = Mᵀ P;  all-reduce every Q;  Q /= N
+//          error = M (with the old error) - M_approx, M_approx = P Qᵀ (the mean's rank-r
+//          approximation) written into the bucket; for the uncompressed values, error =
+//          M - their mean (torch's error covers the whole bucket: these cancel over ranks)
+//   Bytes: r*(n + m) floats instead of n*m per compressed matrix.
+//
+// What this is not: torch's implementation (no batched same-shape matrices, no CUDA
+// streams) nor its only options: the ones a training run needs are here, named as in
+// torch's PowerSGDState.
+//
+// Thread safety: a PowerSgd belongs to one Reducer; its state is touched only by the
+// runner's thread (and the training thread once backward has returned).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "process_group.h"
+#include "reducer.h"
+#include "serial_executor.h"
+#include "tensor.h"
+
+namespace course {
+
+// ---- Given (comm_hooks_given.cpp) --------------------------------------------------
+
+/// The two 16-bit float formats: IEEE binary16 (5 exponent bits, 10 stored mantissa bits,
+/// largest 65504) and bfloat16 (float32's 8 exponent bits, 7 stored mantissa bits).
+enum class HalfKind { fp16, bf16 };
+/// "fp16" or "bf16".
+const char* half_name(HalfKind kind);
+/// `x` rounded to the nearest value of `kind` (ties to even); beyond the range: +-inf;
+/// NaN stays NaN. fp16 keeps subnormals down to 2^-24.
+uint16_t float_to_half(float x, HalfKind kind);
+/// The exact float32 value of `h`.
+float half_to_float(uint16_t h, HalfKind kind);
+/// dst[i] = float_to_half(src[i] * scale) for every i (the product rounded to float32
+/// first). REQUIRES: dst.size() == src.size(). On x86-64 CPUs with F16C, fp16 uses the
+/// CPU's own conversion (the same values, 8 at a time); elsewhere the loop above.
+void to_halves(std::span<const float> src, float scale, std::span<uint16_t> dst, HalfKind kind);
+/// dst[i] = half_to_float(src[i]) for every i. REQUIRES: dst.size() == src.size().
+void from_halves(std::span<const uint16_t> src, std::span<float> dst, HalfKind kind);
+
+/// Every rank's `data` (values of `kind`) becomes the SUM over ranks. A reduce-scatter and
+/// an all-gather built from the group's float32 collectives: the values, padded with zeros
+/// to a multiple of 2N, are packed two to a float (bits, not values), exchanged with
+/// all_to_all (slice j goes to rank j), summed in float32 on each slice's rank and rounded
+/// to `kind` once, then sent to every rank by a second all_to_all (an all-gather that moves
+/// (N-1)/N of the data whatever the backend's all_gather does): 2(N-1)/N * 2 bytes per
+/// value on the wire, half of a float32 all-reduce. (NCCL and Gloo sum half in their own kernels
+/// instead; NCCL rounds after each hop of its ring.) Collective: every rank, the same size.
+void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind);
+
+/// torch's allreduce_hook: divide by the world size, SUM all-reduce (async, on the group's
+/// own thread): what the Reducer does without a hook.
+CommHook allreduce_hook(ProcessGroup& group);
+
+/// torch's fp16_compress_hook / bf16_compress_hook: compress_and_all_reduce(bucket.buffer)
+/// on `runner`'s thread.
+CommHook compress_hook(ProcessGroup& group, HalfKind kind, SerialExecutor& runner);
+
+/// torch's PowerSGDState, the options a run needs.
+struct PowerSgdOptions {
+  int rank = 1;                     ///< matrix_approximation_rank
+  int64_t start_iter = 10;          ///< start_powerSGD_iter: plain all-reduce before it
+  double min_compression_rate = 2;  ///< compress only when n*m >= this * r*(n + m)
+  bool warm_start = true;           ///< reuse each Q from the step before (else random)
+  uint64_t seed = 0;                ///< the Qs' random start, the same on every rank
+};
+
+/// One matrix of a bucket as PowerSGD sees it.
+struct PowerSgdMatrix {
+  size_t param = 0;      ///< its index in the bucket's params/offsets/shapes
+  int64_t n = 0, m = 0;  ///< rows (the parameter's first dimension) and columns
+  int64_t rank = 0;      ///< r = min(n, m, options.rank)
+};
+
+/// How one bucket splits: matrices to compress, and everything else (sent as it is).
+struct PowerSgdPlan {
+  std::vector<PowerSgdMatrix> compressed;
+  std::vector<size_t> uncompressed;  ///< indices into the bucket's params
+  int64_t p_elements = 0;            ///< sum of n*r over `compressed`
+  int64_t q_elements = 0;            ///< sum of m*r
+  int64_t uncompressed_elements = 0;
+  /// Floats this bucket all-reduces per step: uncompressed + P + Q.
+  int64_t sent_elements() const { return uncompressed_elements + p_elements + q_elements; }
+};
+
+/// Splits `bucket` as torch's _should_compress does (see the top of this file).
+PowerSgdPlan plan_powersgd(const GradBucket& bucket, const PowerSgdOptions& options);
+
+class PowerSgd {
+ public:
+  /// `group` and `runner` must outlive this. REQUIRES: options.rank >= 1.
+  PowerSgd(ProcessGroup& group, SerialExecutor& runner, PowerSgdOptions options);
+
+  /// The hook: reduce_bucket(bucket) on the runner's thread; its Work.
+  CommHook hook();
+
+  /// Iterations seen so far (a bucket marked is_last ends one).
+  int64_t iteration() const { return iteration_; }
+  /// Bucket `index`'s error feedback (empty before its first compressed step).
+  const Tensor& error(size_t index) const;
+  /// Floats the last iteration all-reduced, over every bucket.
+  int64_t last_sent_elements() const { return last_sent_; }
+
+  // ---- The exercise (comm_hooks.cpp) ----------------------------------------------
+  /// One bucket, on the runner's thread. REQUIRES: collective (every rank, the same bucket).
+  /// EFFECT: before start_iter, the plain mean (buffer / N, all-reduced); after, the steps
+  ///   at the top of this file: the bucket holds the rank-r approximation of the mean of
+  ///   every compressed matrix and the exact mean of every other parameter, and error(b)
+  ///   holds what this rank's input (with the previous error) lost. Calls end_bucket().
+  void reduce_bucket(GradBucket& bucket);
+
+ private:
+  /// The bucket's state: its plan, error (zeros at first) and one P and Q per compressed
+  /// matrix, each a view into one flat buffer (p_flat, q_flat) so that a single
+  /// all-reduce carries them all. Qs start random (seed, bucket index: the same on every
+  /// rank) and orthogonalised; with warm_start they are kept between steps.
+  struct BucketState {
+    std::vector<size_t> params;  // the bucket's parameters when the state was made
+    PowerSgdPlan plan;
+    Tensor error;
+    Tensor p_flat, q_flat;
+    std::vector<Tensor> ps, qs;  // [n, r] and [m, r] views into p_flat, q_flat
+    bool qs_ready = false;       // false: start_qs() draws them
+  };
+  // ---- Given (comm_hooks_given.cpp) ------------------------------------------------
+  /// The state of `bucket` (created on its first call, checked against the bucket's
+  /// parameters after: a ConfigError naming the rank if the buckets changed).
+  BucketState& state_for(const GradBucket& bucket);
+  /// Qs at the start of a compressed step: random and orthogonalised the first time (or
+  /// every time without warm_start); with warm_start, the last step's, orthogonalised.
+  void start_qs(BucketState& state, size_t bucket_index);
+  /// Counts the elements sent and, after the last bucket, the iteration.
+  void end_bucket(const GradBucket& bucket, int64_t sent_elements);
+  /// `matrix`'s slice of `flat` (the bucket's buffer, or its error: the same layout) as an
+  /// n x m matrix (row-major, shares storage).
+  static Tensor matrix_view(const Tensor& flat, const GradBucket& bucket,
+                            const PowerSgdMatrix& matrix);
+
+  ProcessGroup& group_;
+  SerialExecutor& runner_;
+  const PowerSgdOptions options_;
+  std::map<size_t, BucketState> states_;
+  int64_t iteration_ = 0;
+  int64_t sent_this_iteration_ = 0, last_sent_ = 0;
+};
+
+// ---- The exercise (comm_hooks.cpp) --------------------------------------------------
+
+/// fp16/bf16 compression of one bucket (see the top of this file), on the calling thread.
+/// REQUIRES: collective; `buffer` contiguous float32 on the CPU.
+/// EFFECT: buffer holds the mean over ranks, as `kind` rounds it: buffer / N cast to
+///   `kind` (to_halves), all_reduce_half, cast back (from_halves).
+void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind);
+
+/// Gram-Schmidt on the columns of the 2-D tensor `m` (n x r), in place: column j minus its
+/// projections on the columns before it, then divided by its norm. A column of which less
+/// than 1e-4 of its norm is left after the projections lies in the span of the ones before
+/// it, up to float32 rounding: it becomes zeros (normalised, its rounding noise would be a
+/// unit vector in no particular direction, and not orthogonal to the others). So does a
+/// zero column. (torch divides by the norm plus an epsilon, 0 by default.)
+/// EFFECT: the non-zero columns are orthonormal and span what the input's columns span.
+void orthogonalize(const Tensor& m);
+
+}  // namespace course

@@ -1,0 +1,328 @@
+// comm_hooks_given.cpp: lesson 14, given: the 16-bit formats, the half all-reduce, the
+// hooks' wrappers and PowerSGD's bookkeeping (its state per bucket, the Qs' start, the
+// counters). The compression itself is the exercise (comm_hooks.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+#include "comm_hooks.h"
+#include "error.h"
+#include "rng.h"
+#include "tensor_ops.h"
+
+namespace course {
+
+const char* half_name(HalfKind kind) {
+  return kind == HalfKind::fp16 ? "fp16" : "bf16";
+}
+
+namespace {
+
+uint32_t bits_of(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof(b));
+  return b;
+}
+
+float float_of(uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof(x));
+  return x;
+}
+
+uint16_t float_to_fp16(float x) {
+  const uint32_t b = bits_of(x);
+  const auto sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
+  const uint32_t magnitude = b & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to inf
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14: a subnormal, m * 2^-24. Scaling by 2^24 is exact; nearbyint rounds to
+    // the nearest integer, ties to even (the default rounding mode). m = 1024 is 2^-14,
+    // the smallest normal, which the same bits encode.
+    const float scaled = float_of(magnitude) * 16777216.0f;
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
+  }
+  const uint32_t mantissa = magnitude & 0x7fffffu;
+  const uint32_t exponent = (magnitude >> 23) - 127 + 15;
+  uint32_t h = (exponent << 10) | (mantissa >> 13);
+  const uint32_t rest = mantissa & 0x1fffu;                  // the 13 bits dropped
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry may bump the exponent
+  return sign | static_cast<uint16_t>(h);
+}
+
+float fp16_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
+    const float value = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
+    return float_of(sign | bits_of(value));
+  }
+  if (exponent == 31) return float_of(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+  return float_of(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+uint16_t float_to_bf16(float x) {
+  const uint32_t b = bits_of(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((b >> 16) | 0x40u);  // NaN
+  // Round to nearest, ties to even: add 0x7fff plus the lowest kept bit, then truncate.
+  // Past the largest bf16 the carry reaches the exponent and gives inf, as it should.
+  const uint32_t rounded = b + 0x7fffu + ((b >> 16) & 1u);
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
+}  // namespace
+
+uint16_t float_to_half(float x, HalfKind kind) {
+  return kind == HalfKind::fp16 ? float_to_fp16(x) : float_to_bf16(x);
+}
+
+float half_to_float(uint16_t h, HalfKind kind) {
+  return kind == HalfKind::fp16 ? fp16_to_float(h) : float_of(static_cast<uint32_t>(h) << 16);
+}
+
+namespace {
+
+// Raw 16-bit values at `bytes` (two per value, this machine's byte order): read and written
+// with memcpy, so a buffer of floats carrying halves (the all_to_all's) is never read
+// through a pointer of another type.
+uint16_t load_half(const unsigned char* bytes, size_t i) {
+  uint16_t h;
+  std::memcpy(&h, bytes + 2 * i, sizeof(h));
+  return h;
+}
+
+void store_half(unsigned char* bytes, size_t i, uint16_t h) {
+  std::memcpy(bytes + 2 * i, &h, sizeof(h));
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define COURSE_HAVE_F16C 1
+// The CPU's conversions (F16C, with AVX): round to nearest even, subnormals, inf and NaN as
+// float_to_fp16 (a NaN may keep more of its payload: still a NaN).
+__attribute__((target("avx,f16c"))) size_t to_fp16_f16c(const float* src, size_t n, float scale,
+                                                        unsigned char* dst) {
+  const __m256 s = _mm256_set1_ps(scale);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + i), s);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
+  return i;
+}
+
+__attribute__((target("avx,f16c"))) size_t add_fp16_f16c(const unsigned char* src, size_t n,
+                                                         float* acc) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_cvtph_ps(h)));
+  }
+  return i;
+}
+
+// AVX (which __builtin_cpu_supports checks the OS saves) and F16C (CPUID leaf 1, ECX bit
+// 29: clang's __builtin_cpu_supports does not know its name).
+bool cpu_has_f16c() {
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    return __builtin_cpu_supports("avx") && (ecx & (1u << 29)) != 0;
+  }();
+  return has;
+}
+#endif
+
+// dst = halves of src * scale (dst: raw bytes).
+void floats_to_raw_halves(const float* src, size_t n, float scale, unsigned char* dst,
+                          HalfKind kind) {
+  size_t i = 0;
+#ifdef COURSE_HAVE_F16C
+  if (kind == HalfKind::fp16 && cpu_has_f16c()) i = to_fp16_f16c(src, n, scale, dst);
+#endif
+  for (; i < n; ++i) store_half(dst, i, float_to_half(src[i] * scale, kind));
+}
+
+// acc += the values of the halves at src (raw bytes). Zero acc first for a plain copy.
+void add_raw_halves(const unsigned char* src, size_t n, float* acc, HalfKind kind) {
+  size_t i = 0;
+#ifdef COURSE_HAVE_F16C
+  if (kind == HalfKind::fp16 && cpu_has_f16c()) i = add_fp16_f16c(src, n, acc);
+#endif
+  for (; i < n; ++i) acc[i] += half_to_float(load_half(src, i), kind);
+}
+
+void check_same_size(size_t a, size_t b, const char* what) {
+  if (a != b) {
+    throw ConfigError(std::string(what) + ": " + std::to_string(a) + " values in, room for " +
+                      std::to_string(b) + " out");
+  }
+}
+
+}  // namespace
+
+void to_halves(std::span<const float> src, float scale, std::span<uint16_t> dst, HalfKind kind) {
+  check_same_size(src.size(), dst.size(), "to_halves");
+  floats_to_raw_halves(src.data(), src.size(), scale, reinterpret_cast<unsigned char*>(dst.data()),
+                       kind);
+}
+
+void from_halves(std::span<const uint16_t> src, std::span<float> dst, HalfKind kind) {
+  check_same_size(src.size(), dst.size(), "from_halves");
+  std::fill(dst.begin(), dst.end(), -0.0f);  // -0 + x is x, exactly (+0 would turn -0 into +0)
+  add_raw_halves(reinterpret_cast<const unsigned char*>(src.data()), src.size(), dst.data(), kind);
+}
+
+void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind) {
+  const auto world = static_cast<size_t>(group.size());
+  if (world == 1 || data.empty()) return;
+  // Each rank's slice: `per` values (even, so a slice is whole floats), `words` floats.
+  const size_t per = ((data.size() + 2 * world - 1) / (2 * world)) * 2;
+  const size_t words = per / 2;
+  std::vector<float> out(words * world, 0.0f), in(words * world);
+  auto* out_bytes = reinterpret_cast<unsigned char*>(out.data());
+  const auto* in_bytes = reinterpret_cast<const unsigned char*>(in.data());
+  std::memcpy(out_bytes, data.data(), data.size() * sizeof(uint16_t));  // the rest: zeros
+  group.all_to_all(out, in);          // slice j of `in`: rank j's values of my slice
+  std::vector<float> sum(per, 0.0f);  // in rank order, in float32, then rounded once
+  for (size_t j = 0; j < world; ++j) add_raw_halves(in_bytes + j * per * 2, per, sum.data(), kind);
+  floats_to_raw_halves(sum.data(), per, 1.0f, out_bytes, kind);
+  // The all-gather, as an all_to_all of my slice sent to every rank: (N-1)/N of the data
+  // on the wire whatever the backend's all_gather does (the course's tcp backend gathers
+  // to rank 0, then broadcasts: lesson 04).
+  for (size_t j = 1; j < world; ++j)
+    std::memcpy(&out[j * words], out.data(), words * sizeof(float));
+  group.all_to_all(out, in);
+  std::memcpy(data.data(), in.data(), data.size() * sizeof(uint16_t));
+}
+
+CommHook allreduce_hook(ProcessGroup& group) {
+  return [&group](GradBucket& bucket) {
+    scale_(bucket.buffer, 1.0f / static_cast<float>(group.size()));
+    return group.all_reduce_async(bucket.buffer.device_span(), ReduceOp::SUM);
+  };
+}
+
+CommHook compress_hook(ProcessGroup& group, HalfKind kind, SerialExecutor& runner) {
+  return [&group, kind, &runner](GradBucket& bucket) {
+    Tensor buffer = bucket.buffer;
+    std::string what = half_name(kind);
+    what += " compression of bucket ";
+    what += std::to_string(bucket.index);
+    return runner.submit([&group, buffer, kind] { compress_and_all_reduce(group, buffer, kind); },
+                         std::move(what), /*run_on_wait=*/true);
+  };
+}
+
+PowerSgdPlan plan_powersgd(const GradBucket& bucket, const PowerSgdOptions& options) {
+  PowerSgdPlan plan;
+  for (size_t j = 0; j < bucket.params.size(); ++j) {
+    const Shape& shape = bucket.shapes[j];
+    const int64_t numel = shape_numel(shape);
+    const int64_t n = shape.empty() ? 1 : shape[0];
+    const int64_t m = n == 0 ? 0 : numel / n;
+    const int64_t r = std::min({n, m, static_cast<int64_t>(options.rank)});
+    const bool compress = r > 0 && static_cast<double>(n) * static_cast<double>(m) >=
+                                       options.min_compression_rate * static_cast<double>(r) *
+                                           static_cast<double>(n + m);
+    if (compress) {
+      plan.compressed.push_back({j, n, m, r});
+      plan.p_elements += n * r;
+      plan.q_elements += m * r;
+    } else {
+      plan.uncompressed.push_back(j);
+      plan.uncompressed_elements += numel;
+    }
+  }
+  return plan;
+}
+
+PowerSgd::PowerSgd(ProcessGroup& group, SerialExecutor& runner, PowerSgdOptions options)
+    : group_(group), runner_(runner), options_(options) {
+  if (options_.rank < 1) {
+    throw ConfigError("rank " + std::to_string(group.rank()) +
+                      ": PowerSGD needs a matrix approximation rank of at least 1, not " +
+                      std::to_string(options_.rank));
+  }
+}
+
+CommHook PowerSgd::hook() {
+  return [this](GradBucket& bucket) {
+    GradBucket copy = bucket;  // the views share the bucket's storage
+    return runner_.submit([this, copy]() mutable { reduce_bucket(copy); },
+                          "PowerSGD of bucket " + std::to_string(bucket.index),
+                          /*run_on_wait=*/true);
+  };
+}
+
+const Tensor& PowerSgd::error(size_t index) const {
+  static const Tensor kNone;
+  const auto it = states_.find(index);
+  return it == states_.end() ? kNone : it->second.error;
+}
+
+PowerSgd::BucketState& PowerSgd::state_for(const GradBucket& bucket) {
+  auto it = states_.find(bucket.index);
+  if (it != states_.end()) {
+    if (it->second.params != bucket.params || it->second.error.numel() != bucket.buffer.numel()) {
+      throw ConfigError("rank " + std::to_string(group_.rank()) + ": PowerSGD: bucket " +
+                        std::to_string(bucket.index) + " now holds other parameters (" +
+                        std::to_string(bucket.buffer.numel()) + " elements, was " +
+                        std::to_string(it->second.error.numel()) +
+                        "): the buckets changed after PowerSGD's first compressed step, and "
+                        "its error and Qs belong to the old ones; start compressing after the "
+                        "Reducer's rebuild (--start-iter 2 or more)");
+    }
+    return it->second;
+  }
+  BucketState state;
+  state.params = bucket.params;
+  state.plan = plan_powersgd(bucket, options_);
+  state.error = Tensor::zeros({bucket.buffer.numel()});
+  state.p_flat = Tensor::zeros({state.plan.p_elements});
+  state.q_flat = Tensor::zeros({state.plan.q_elements});
+  int64_t p_at = 0, q_at = 0;
+  for (const PowerSgdMatrix& mat : state.plan.compressed) {
+    state.ps.push_back(state.p_flat.rows(p_at, mat.n * mat.rank).reshape({mat.n, mat.rank}));
+    state.qs.push_back(state.q_flat.rows(q_at, mat.m * mat.rank).reshape({mat.m, mat.rank}));
+    p_at += mat.n * mat.rank;
+    q_at += mat.m * mat.rank;
+  }
+  return states_.emplace(bucket.index, std::move(state)).first->second;
+}
+
+void PowerSgd::start_qs(BucketState& state, size_t bucket_index) {
+  if (!state.qs_ready || !options_.warm_start) {
+    // The same numbers on every rank: the seed, the step and the bucket pick the stream.
+    Rng rng(options_.seed + static_cast<uint64_t>(iteration_) * 0x9e3779b97f4a7c15ull,
+            bucket_index);
+    for (float& v : state.q_flat.span()) v = rng.uniform(-1.0f, 1.0f);
+    state.qs_ready = true;
+  }
+  for (const Tensor& q : state.qs) orthogonalize(q);
+}
+
+void PowerSgd::end_bucket(const GradBucket& bucket, int64_t sent_elements) {
+  sent_this_iteration_ += sent_elements;
+  if (bucket.is_last) {
+    last_sent_ = sent_this_iteration_;
+    sent_this_iteration_ = 0;
+    ++iteration_;
+  }
+}
+
+Tensor PowerSgd::matrix_view(const Tensor& flat, const GradBucket& bucket,
+                             const PowerSgdMatrix& matrix) {
+  return flat.rows(bucket.offsets[matrix.param], matrix.n * matrix.m).reshape({matrix.n, matrix.m});
+}
+
+}  // namespace course

@@ -1,0 +1,122 @@
+// comm_hooks.cpp: lesson 14, the exercise: fp16/bf16 compression of a bucket, Gram-Schmidt,
+// and PowerSGD's step (the algorithm is at the top of comm_hooks.h).
+#include "comm_hooks.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "error.h"
+#include "tensor_ops.h"
+
+namespace course {
+
+void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind) {
+  const std::span<float> values = buffer.span();
+  std::vector<uint16_t> halves(values.size());
+  // BEGIN SOLUTION: divide by the world size as you cast (to_halves), so the sum cannot overflow
+  to_halves(values, 1.0f / static_cast<float>(group.size()), halves, kind);
+  // END SOLUTION
+  // BEGIN SOLUTION: all-reduce the halves (all_reduce_half), cast back into the buffer
+  all_reduce_half(group, halves, kind);
+  from_halves(halves, values, kind);
+  // END SOLUTION
+}
+
+void orthogonalize(const Tensor& m) {
+  const int64_t n = m.shape()[0];
+  const int64_t r = m.shape()[1];
+  // BEGIN SOLUTION: column by column: minus its projections on the columns before, then unit
+  float* d = m.data();
+  for (int64_t j = 0; j < r; ++j) {
+    double before = 0;
+    for (int64_t k = 0; k < n; ++k) before += static_cast<double>(d[k * r + j]) * d[k * r + j];
+    for (int64_t i = 0; i < j; ++i) {
+      double dot = 0;
+      for (int64_t k = 0; k < n; ++k) dot += static_cast<double>(d[k * r + i]) * d[k * r + j];
+      for (int64_t k = 0; k < n; ++k) d[k * r + j] -= static_cast<float>(dot) * d[k * r + i];
+    }
+    double norm2 = 0;
+    for (int64_t k = 0; k < n; ++k) norm2 += static_cast<double>(d[k * r + j]) * d[k * r + j];
+    const double norm = std::sqrt(norm2);
+    const bool in_span = !(norm > 1e-4 * std::sqrt(before));  // what is left is rounding
+    const float inv = in_span ? 0.0f : static_cast<float>(1.0 / norm);
+    for (int64_t k = 0; k < n; ++k) d[k * r + j] *= inv;
+  }
+  // END SOLUTION
+}
+
+void PowerSgd::reduce_bucket(GradBucket& bucket) {
+  const Tensor& buffer = bucket.buffer;
+  const float inv_world = 1.0f / static_cast<float>(group_.size());
+  if (iteration_ < options_.start_iter) {
+    // BEGIN SOLUTION: the warm-up: the plain mean (divide, all-reduce), then end_bucket
+    scale_(buffer, inv_world);
+    group_.all_reduce(buffer.span(), ReduceOp::SUM);
+    end_bucket(bucket, buffer.numel());
+    // END SOLUTION
+    return;
+  }
+  BucketState& state = state_for(bucket);
+  const PowerSgdPlan& plan = state.plan;
+  // BEGIN SOLUTION: error feedback: the buffer becomes what this rank means to send
+  add_(buffer, state.error);
+  // END SOLUTION
+
+  // The uncompressed parameters, packed into one flat buffer, are all-reduced exactly.
+  Tensor flat = Tensor::empty({plan.uncompressed_elements});
+  int64_t at = 0;
+  for (size_t j : plan.uncompressed) {
+    const int64_t numel = shape_numel(bucket.shapes[j]);
+    copy_(flat.rows(at, numel), buffer.rows(bucket.offsets[j], numel));
+    at += numel;
+  }
+  start_qs(state, bucket.index);
+  std::vector<Tensor> matrices, errors;
+  for (const PowerSgdMatrix& mat : plan.compressed) {
+    matrices.push_back(matrix_view(buffer, bucket, mat));
+    errors.push_back(matrix_view(state.error, bucket, mat));
+  }
+  // BEGIN SOLUTION: P = M Q per matrix; all-reduce the uncompressed (their mean) and the Ps
+  for (size_t k = 0; k < matrices.size(); ++k) {
+    gemm(matrices[k], false, state.qs[k], false, 1.0f, 0.0f, state.ps[k]);
+  }
+  if (flat.numel() > 0) {
+    group_.all_reduce(flat.span(), ReduceOp::SUM);
+    scale_(flat, inv_world);
+  }
+  if (state.p_flat.numel() > 0) group_.all_reduce(state.p_flat.span(), ReduceOp::SUM);
+  // END SOLUTION
+  // BEGIN SOLUTION: uncompressed: error = meant - mean, then the mean into the bucket
+  at = 0;
+  for (size_t j : plan.uncompressed) {
+    const int64_t numel = shape_numel(bucket.shapes[j]);
+    const Tensor slice = buffer.rows(bucket.offsets[j], numel);
+    const Tensor error = state.error.rows(bucket.offsets[j], numel);
+    copy_(error, slice);
+    add_(error, flat.rows(at, numel), -1.0f);
+    copy_(slice, flat.rows(at, numel));
+    at += numel;
+  }
+  // END SOLUTION
+  // BEGIN SOLUTION: orthogonalise each P; Q = M^T P; all-reduce the Qs and divide by N
+  for (const Tensor& p : state.ps) orthogonalize(p);
+  for (size_t k = 0; k < matrices.size(); ++k) {
+    gemm(matrices[k], true, state.ps[k], false, 1.0f, 0.0f, state.qs[k]);
+  }
+  if (state.q_flat.numel() > 0) {
+    group_.all_reduce(state.q_flat.span(), ReduceOp::SUM);
+    scale_(state.q_flat, inv_world);
+  }
+  // END SOLUTION
+  // BEGIN SOLUTION: matrices: error = M, then M = P Q^T into the bucket, then error -= M
+  for (size_t k = 0; k < matrices.size(); ++k) {
+    copy_(errors[k], matrices[k]);
+    gemm(state.ps[k], false, state.qs[k], true, 1.0f, 0.0f, matrices[k]);
+    add_(errors[k], matrices[k], -1.0f);
+  }
+  // END SOLUTION
+  end_bucket(bucket, plan.sent_elements());
+}
+
+}  // namespace course
