@@ -94,6 +94,12 @@ int main(int argc, char** argv) {
     app.add_option("--bench-steps", g_bench.steps, "--bench: timed steps per row")
         ->check(course::count_in(1, 100000))
         ->capture_default_str();
+    app.add_option("--bench-hidden", g_bench.hidden, "--bench: width of the model's hidden layers")
+        ->check(course::count_in(1, 65536))
+        ->capture_default_str();
+    app.add_option("--bench-layers", g_bench.layers, "--bench: number of hidden layers")
+        ->check(course::count_in(1, 1000))
+        ->capture_default_str();
     app.add_option("--csv", g_bench.csv_path, "--bench: CSV file")->capture_default_str();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
