@@ -18,7 +18,6 @@ namespace {
 
 std::atomic<uint64_t> g_bytes_sent{0};  // tcp_bytes_sent()
 
-
 // The most one send() may take. The kernel would take up to the whole socket buffer (a
 // few MiB on loopback), but on loopback a send also runs the receiving side's TCP work
 // for those bytes on our CPU; smaller sends let our own receive direction in between, so
@@ -69,7 +68,9 @@ bool wait_for_wire(int in_fd, bool want_recv, Clock::time_point ready, Millis ti
 
 }  // namespace
 
-uint64_t tcp_bytes_sent() { return g_bytes_sent.load(std::memory_order_relaxed); }
+uint64_t tcp_bytes_sent() {
+  return g_bytes_sent.load(std::memory_order_relaxed);
+}
 
 void SocketStream::send_all(const void* data, size_t n, Millis timeout) {
   g_bytes_sent.fetch_add(n, std::memory_order_relaxed);

@@ -77,7 +77,6 @@ double median_of(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-
 // Largest |parameter difference| between this rank and rank 0, on every rank.
 float divergence(Module& model, ProcessGroup& group) {
   float worst = 0;

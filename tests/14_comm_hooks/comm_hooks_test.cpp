@@ -4,7 +4,6 @@
 //
 //   ./build/solutions/test_14
 #include "comm_hooks.h"
-#include "error.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +13,7 @@
 
 #include "../collectives/group_factory.h"
 #include "ddp_training.h"
+#include "error.h"
 #include "harness.h"
 #include "hooks_driver.h"
 #include "ops.h"
