@@ -20,6 +20,7 @@
 #include "optimizer.h"
 #include "rng.h"
 #include "sequential.h"
+#include "sync_check.h"
 #include "tensor_ops.h"
 
 namespace course {
@@ -214,6 +215,20 @@ std::string check_powersgd(ProcessGroup& group) {
                                           "all-reduced and divided by N, M = P Q^T?)");
     }
   }
+  {
+    // The warm-up (start_iter 1): the first step is the plain mean.
+    PowerSgd warm(group, runner, {.rank = 1, .start_iter = 1});
+    GradBucket bucket = test_bucket(group.rank(), 0);
+    Tensor mean = Tensor::zeros({70});
+    for (int r = 0; r < world; ++r) add_(mean, test_bucket(r, 0).buffer, 1.0f / world);
+    warm.reduce_bucket(bucket);
+    if (max_abs_diff(bucket.buffer, mean) > 1e-5f) {
+      return "PowerSGD before start_iter: the bucket is not the plain mean (largest "
+             "difference " +
+             std::to_string(max_abs_diff(bucket.buffer, mean)) +
+             "): divide by the world size and all-reduce, nothing else";
+    }
+  }
   // Error feedback, rank 1: sum of inputs = sum of outputs + the final error, per rank.
   PowerSgd lossy(group, runner, {.rank = 1, .start_iter = 0, .min_compression_rate = 0});
   Tensor inputs = Tensor::zeros({70}), outputs = Tensor::zeros({70});
@@ -239,29 +254,16 @@ std::string check_powersgd(ProcessGroup& group) {
   return "";
 }
 
-// The first non-empty problem on any rank, the same text on every rank.
-std::string agree(ProcessGroup& group, const std::string& mine) {
-  float bad = mine.empty() ? 0.0f : 1.0f;
-  std::vector<float> all(static_cast<size_t>(group.size()));
-  group.all_gather(std::span<const float>(&bad, 1), all);
-  for (int r = 0; r < group.size(); ++r) {
-    if (all[static_cast<size_t>(r)] == 0.0f) continue;
-    if (r == group.rank()) return mine;
-    return "rank " + std::to_string(r) + " found a difference (its output says which)";
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string run_lesson14_self_check(ProcessGroup& group) {
   for (HalfKind kind : {HalfKind::fp16, HalfKind::bf16}) {
-    std::string problem = agree(group, check_compression(group, kind));
+    std::string problem = first_problem_on_any_rank(check_compression(group, kind), group);
     if (!problem.empty()) return problem;
   }
-  std::string problem = agree(group, check_orthogonalize(group.rank()));
+  std::string problem = first_problem_on_any_rank(check_orthogonalize(group.rank()), group);
   if (!problem.empty()) return problem;
-  return agree(group, check_powersgd(group));
+  return first_problem_on_any_rank(check_powersgd(group), group);
 }
 
 // ---- The benchmark ---------------------------------------------------------------------

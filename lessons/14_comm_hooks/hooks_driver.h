@@ -12,7 +12,8 @@
 //                            "the sum, not the mean" when the division is missing
 //   orthogonalize            orthonormal columns spanning the input's; a dependent column
 //                            becomes zeros
-//   PowerSgd                 with the rank at min(n, m) the bucket is the plain mean;
+//   PowerSgd                 before start_iter the bucket is the plain mean; with the
+//                            rank at min(n, m) it is the plain mean too;
 //                            over three compressed steps with rank 1, what each rank meant
 //                            to send equals what it sent plus its final error
 //
