@@ -14,46 +14,47 @@
 //
 // What this is not: the ./lessonNN drivers, which launch themselves (common/driver.h); this
 // tool is for commands that do not, and for several machines.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "error.h"
 #include "flag_checks.h"
+#include "flags.h"
 #include "launcher.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Starts a command as N ranks and watches them (torchrun's role in the course)."};
-  app.footer("Example: launch --np 4 -- ./lesson05 --bench");
+  course::Flags flags(
+      "Starts a command as N ranks and watches them (torchrun's role in the course).");
+  flags.footer("Example: launch --np 4 -- ./lesson05 --bench");
   course::LaunchOptions options;
   std::vector<std::string> command;
   bool no_prefix = false;
-  app.add_option("-n,--np,--nproc-per-node", options.nproc_per_node,
-                 "ranks to start on this machine")
-      ->check(course::count_in(1, 1024))
-      ->capture_default_str();
-  app.add_option("--nnodes", options.nnodes, "machines in the job, one launcher each")
-      ->check(course::count_in(1, 65536))
-      ->capture_default_str();
-  app.add_option("--node-rank", options.node_rank, "this machine's index, 0..nnodes-1")
-      ->check(course::count_in(0, INT32_MAX))
-      ->capture_default_str();
-  app.add_option("--master-addr", options.master_addr, "host of rank 0 (the store)")
-      ->capture_default_str();
-  app.add_option("--master-port", options.master_port,
-                 "port of the store; 0 picks a free one (one machine only)")
-      ->check(course::count_in(0, 65535))
-      ->capture_default_str();
-  app.add_option("--grace-ms", options.grace_ms,
-                 "after one rank fails: milliseconds between SIGTERM and SIGKILL to the others")
-      ->check(course::count_in(0, INT32_MAX))
-      ->capture_default_str();
-  app.add_flag("--no-prefix", no_prefix, "print the ranks' output without \"[rank r] \"");
-  app.add_option("command", command, "the program and its arguments, after --")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::cerr << "launch: usage: " << e.what() << " (see --help)" << std::endl;
+  flags.option("-n,--np,--nproc-per-node", options.nproc_per_node, "ranks to start on this machine")
+      .check(course::count_in(1, 1024))
+      .show_default();
+  flags.option("--nnodes", options.nnodes, "machines in the job, one launcher each")
+      .check(course::count_in(1, 65536))
+      .show_default();
+  flags.option("--node-rank", options.node_rank, "this machine's index, 0..nnodes-1")
+      .check(course::count_in(0, INT32_MAX))
+      .show_default();
+  flags.option("--master-addr", options.master_addr, "host of rank 0 (the store)").show_default();
+  flags
+      .option("--master-port", options.master_port,
+              "port of the store; 0 picks a free one (one machine only)")
+      .check(course::count_in(0, 65535))
+      .show_default();
+  flags
+      .option("--grace-ms", options.grace_ms,
+              "after one rank fails: milliseconds between SIGTERM and SIGKILL to the others")
+      .check(course::count_in(0, INT32_MAX))
+      .show_default();
+  flags.flag("--no-prefix", no_prefix, "print the ranks' output without \"[rank r] \"");
+  flags.option("command", command, "the program and its arguments, after --").required();
+  std::string problem;
+  const course::Parsed parsed = flags.parse(argc, argv, problem);
+  if (parsed == course::Parsed::kHelp) return 0;
+  if (parsed == course::Parsed::kUsageError) {
+    std::cerr << "launch: usage: " << problem << " (see --help)" << std::endl;
     return course::kUsageExitCode;
   }
   options.prefix_output = !no_prefix;

@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -167,48 +166,46 @@ int launch_ranks(const DriverConfig& config, const DriverArgs& args, int argc, c
 }  // namespace
 
 int run_driver(int argc, char** argv, const DriverConfig& config,
-               const std::function<void(CLI::App&)>& add_options,
+               const std::function<void(Flags&)>& add_options,
                const std::function<Verdict(DriverContext&)>& rank_main) {
-  CLI::App app{config.name + ": " + config.title};
+  Flags flags(config.name + ": " + config.title);
   DriverContext ctx;
   DriverArgs& args = ctx.args_;
   args.np = config.distributed ? config.default_np : 1;
   if (config.distributed) {
-    app.add_option("--np", args.np, "number of ranks to launch when RANK is not set")
-        ->check(count_in(1, 64));
+    flags.option("--np", args.np, "number of ranks to launch when RANK is not set")
+        .check(count_in(1, 64));
   } else {
     // Accepted so that every driver takes the same flags; this lesson is one process.
-    app.add_option("--np", args.np, "this lesson runs in one process: only 1 is allowed")
-        ->check(count_in(1, 1));
+    flags.option("--np", args.np, "this lesson runs in one process: only 1 is allowed")
+        .check(count_in(1, 1));
   }
   if (!config.backends.empty()) {
     args.backend = config.backends.front();
-    app.add_option("--backend", args.backend, "process-group backend")
-        ->check(CLI::IsMember(config.backends));
+    flags.option("--backend", args.backend, "process-group backend").check(one_of(config.backends));
   }
-  if (config.has_bench) app.add_flag("--bench", args.bench, "run the benchmark");
+  if (config.has_bench) flags.flag("--bench", args.bench, "run the benchmark");
   if (config.has_link) {
-    app.add_option("--link", args.link,
-                   "emulate a cluster link on the tcp transport: <bandwidth>[,<latency>], e.g. "
-                   "10gbit,20us (the same as COURSE_LINK; sends are paced, the sender sleeps)")
-        ->check(
-            [](const std::string& text) {
-              try {
-                parse_link(text);
-                return std::string();
-              } catch (const ConfigError& e) {
-                return std::string(e.what());
-              }
-            },
-            "LINK");
+    flags
+        .option("--link", args.link,
+                "emulate a cluster link on the tcp transport: <bandwidth>[,<latency>], e.g. "
+                "10gbit,20us (the same as COURSE_LINK; sends are paced, the sender sleeps)")
+        .check(FlagCheck{"LINK", [](const std::string& text) {
+                           try {
+                             parse_link(text);
+                             return std::string();
+                           } catch (const ConfigError& e) {
+                             return std::string(e.what());
+                           }
+                         }});
   }
-  if (add_options) add_options(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    app.exit(e);                                     // CLI11's message, on stderr
-    print_verdict(config.name, "FAIL", std::string("usage: ") + e.what() + " (see --help)");
+  if (add_options) add_options(flags);
+  std::string problem;
+  const Parsed parsed = flags.parse(argc, argv, problem);
+  if (parsed == Parsed::kHelp) return 0;
+  if (parsed == Parsed::kUsageError) {
+    std::cerr << problem << "\nRun with --help for more information." << std::endl;
+    print_verdict(config.name, "FAIL", "usage: " + problem + " (see --help)");
     return kUsageExitCode;
   }
   // Every rank (and the ranks this process launches) paces its sockets on this link.

@@ -28,11 +28,8 @@
 #include <vector>
 
 #include "env.h"
+#include "flags.h"
 #include "store.h"
-
-namespace CLI {
-class App;
-}
 
 namespace course {
 
@@ -100,10 +97,10 @@ class DriverContext {
   std::unique_ptr<StoreClient> store_;
 };
 
-/// Parses the flags (add_options may add the lesson's own to the CLI11 app), then
-/// launches or runs one rank as described above. Returns the process exit code.
+/// Parses the flags (add_options may declare the lesson's own, flags.h), then launches or
+/// runs one rank as described above. Returns the process exit code.
 int run_driver(int argc, char** argv, const DriverConfig& config,
-               const std::function<void(CLI::App&)>& add_options,
+               const std::function<void(Flags&)>& add_options,
                const std::function<Verdict(DriverContext&)>& rank_main);
 
 }  // namespace course

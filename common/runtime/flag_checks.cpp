@@ -1,7 +1,6 @@
 // flag_checks.cpp: see flag_checks.h.
 #include "flag_checks.h"
 
-#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -28,41 +27,49 @@ bool parse_finite(const std::string& text, double& out) {
 
 }  // namespace
 
-CLI::Validator positive_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        double x = 0;
-        if (parse_finite(text, x) && x > 0) return "";
-        return "must be a finite number greater than 0 (got " + text + ")";
-      },
-      "NUMBER>0", "positive number");
+FlagCheck positive_number() {
+  return {"NUMBER>0", [](const std::string& text) -> std::string {
+            double x = 0;
+            if (parse_finite(text, x) && x > 0) return "";
+            return "must be a finite number greater than 0 (got " + text + ")";
+          }};
 }
 
-CLI::Validator number_in(double lo, double hi) {
+FlagCheck number_in(double lo, double hi) {
   const std::string range = short_number(lo) + " to " + short_number(hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
-        double x = 0;
-        if (parse_finite(text, x) && x >= lo && x <= hi) return "";
-        return "must be a number from " + range + " (got " + text + ")";
-      },
-      "NUMBER in " + range, "number in range");
+  return {"NUMBER in " + range, [lo, hi, range](const std::string& text) -> std::string {
+            double x = 0;
+            if (parse_finite(text, x) && x >= lo && x <= hi) return "";
+            return "must be a number from " + range + " (got " + text + ")";
+          }};
 }
 
-CLI::Validator count_in(int64_t lo, int64_t hi) {
+FlagCheck count_in(int64_t lo, int64_t hi) {
   const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const long long x = std::strtoll(text.c_str(), &end, 10);
-        if (!text.empty() && end == text.c_str() + text.size() && errno == 0 && x >= lo &&
-            x <= hi) {
-          return "";
-        }
-        return "must be a whole number from " + range + " (got " + text + ")";
-      },
-      "INT in " + range, "count in range");
+  return {"INT in " + range, [lo, hi, range](const std::string& text) -> std::string {
+            char* end = nullptr;
+            errno = 0;
+            const long long x = std::strtoll(text.c_str(), &end, 10);
+            if (!text.empty() && end == text.c_str() + text.size() && errno == 0 && x >= lo &&
+                x <= hi) {
+              return "";
+            }
+            return "must be a whole number from " + range + " (got " + text + ")";
+          }};
+}
+
+FlagCheck one_of(std::vector<std::string> choices) {
+  std::string list;
+  for (const std::string& c : choices) {
+    if (!list.empty()) list += '|';
+    list += c;
+  }
+  return {"{" + list + "}", [choices = std::move(choices), list](const std::string& text) {
+            for (const std::string& c : choices) {
+              if (c == text) return std::string();
+            }
+            return "must be one of " + list + " (got " + text + ")";
+          }};
 }
 
 }  // namespace course

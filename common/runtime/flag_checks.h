@@ -1,25 +1,22 @@
-// flag_checks.h: range checks for numeric flags, with messages a learner can act on.
+// flag_checks.h: checks for flags' values, with messages a learner can act on.
 //
-//   app.add_option("--lr", o.lr, "learning rate")->check(course::positive_number());
-//   app.add_option("--hidden", o.hidden, "hidden sizes")->check(course::count_in(1, 65536));
+//   flags.option("--lr", o.lr, "learning rate").check(course::positive_number());
+//   flags.option("--hidden", o.hidden, "hidden sizes").check(course::count_in(1, 65536));
+//   flags.option("--device", o.device, "cpu or cuda").check(course::one_of({"cpu", "cuda"}));
 //
-// CLI11's own Range prints its bounds in full ("[0 - 1.79769e+308]" becomes 309 digits for
-// a double) and lets "nan" through; these reject NaN and infinities and say what is
-// allowed in words: "--lr: must be a finite number greater than 0 (got nan)".
+// They reject NaN and infinities and say what is allowed in words: "--lr: must be a finite
+// number greater than 0 (got nan)" (CLI11's own Range would print "[0 - 1.79769e+308]" for
+// a double, with its 309 digits, and let "nan" through).
 //
-// A value that fails a check is a usage error: the driver prints CLI11's message, then the
-// verdict "lessonNN: FAIL usage: ..." and exits with kUsageExitCode (driver.h).
-//
-// CLI::Validator is only declared here: a file that checks flags includes <CLI/CLI.hpp>
-// itself (it declares them with CLI11), and one that needs only kUsageExitCode does not
-// compile CLI11's 15,000 lines for it.
+// A value that fails a check is a usage error: the driver prints the message, then the
+// verdict "lessonNN: FAIL usage: ..." and exits with kUsageExitCode (driver.h). flags.h
+// declares the flags themselves.
 #pragma once
 
 #include <cstdint>
-
-namespace CLI {
-class Validator;
-}  // namespace CLI
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace course {
 
@@ -27,13 +24,25 @@ namespace course {
 /// EX_USAGE of BSD's sysexits.h, apart from 1 (FAIL) and 2 (TODO).
 constexpr int kUsageExitCode = 64;
 
+/// What a flag's value must be, checked on the text given (each value, for a flag that
+/// takes several).
+struct FlagCheck {
+  /// What --help shows in place of the value's type: "INT in 1 to 64".
+  std::string name;
+  /// "" when `text` is fine, else what is wrong with it ("must be ... (got text)").
+  std::function<std::string(const std::string& text)> problem;
+};
+
 /// A finite number > 0 (a learning rate, a size in MB that must not be zero).
-CLI::Validator positive_number();
+FlagCheck positive_number();
 
 /// A finite number in [lo, hi].
-CLI::Validator number_in(double lo, double hi);
+FlagCheck number_in(double lo, double hi);
 
 /// An integer in [lo, hi] (counts, steps, sizes, ranks).
-CLI::Validator count_in(int64_t lo, int64_t hi);
+FlagCheck count_in(int64_t lo, int64_t hi);
+
+/// One of `choices` ("tcp", "gloo"), spelled exactly.
+FlagCheck one_of(std::vector<std::string> choices);
 
 }  // namespace course

@@ -17,11 +17,11 @@
 //      the socket timeout is 10 s here, so it fails in seconds, saying deadlock);
 //   4. a receive into a buffer smaller than the message: it must fail, naming both sizes.
 // The verdict is PASS only if every rank saw exactly what it should.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "driver.h"
 #include "driver_recipe.h"
+#include "flags.h"
 #include "full_mesh.h"
 #include "handshake.h"
 #include "p2p_bench.h"
@@ -81,15 +81,16 @@ int main(int argc, char** argv) {
   config.has_bench = true;
   return course::run_driver(
       argc, argv, config,
-      [](CLI::App& app) {
-        app.add_option("--csv", g_csv, "with --bench: also write the table as CSV to this file");
-        app.add_option("--min-bytes", g_bench.min_bytes, "with --bench: the smallest size (8)")
-            ->check(CLI::Range(size_t(4), size_t(1) << 30));
-        app.add_option("--max-bytes", g_bench.max_bytes, "with --bench: the largest size (64 MiB)")
-            ->check(CLI::Range(size_t(4), size_t(1) << 30));
-        app.add_option("--reps", g_bench.repetitions,
-                       "with --bench: samples per size, median shown (11)")
-            ->check(CLI::Range(1, 100));
+      [](course::Flags& flags) {
+        flags.option("--csv", g_csv, "with --bench: also write the table as CSV to this file");
+        flags.option("--min-bytes", g_bench.min_bytes, "with --bench: the smallest size (8)")
+            .check(course::count_in(4, int64_t{1} << 30));
+        flags.option("--max-bytes", g_bench.max_bytes, "with --bench: the largest size (64 MiB)")
+            .check(course::count_in(4, int64_t{1} << 30));
+        flags
+            .option("--reps", g_bench.repetitions,
+                    "with --bench: samples per size, median shown (11)")
+            .check(course::count_in(1, 100));
       },
       run_rank);
 }

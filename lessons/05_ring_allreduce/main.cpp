@@ -17,12 +17,12 @@
 // sender thread that buffers of 8 MiB and more use. Then every rank hashes its results and compares
 // the hash with every other rank's through the store: a ring must give every rank the
 // same bits. The verdict is PASS only if all of that holds on every rank.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "all_reduce_bench.h"
 #include "collective_bench_flags.h"
 #include "driver.h"
+#include "flags.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
 #include "ring_self_check.h"
@@ -59,13 +59,14 @@ int main(int argc, char** argv) {
   config.has_bench = true;
   config.has_link = true;
   g_bench.svg_path = "bench-results/lesson05_busbw.svg";
-  const auto add_options = [](CLI::App& app) {
-    course::add_sweep_flags(app, g_bench.sweep);
-    app.add_option("--csv", g_bench.csv_path,
-                   "--bench: CSV file (default bench-results/lesson05_np<N>.csv)");
-    app.add_option("--svg", g_bench.svg_path,
-                   "--bench: SVG plot of every lesson05_np*.csv beside the CSV ('' for none)")
-        ->capture_default_str();
+  const auto add_options = [](course::Flags& flags) {
+    course::add_sweep_flags(flags, g_bench.sweep);
+    flags.option("--csv", g_bench.csv_path,
+                 "--bench: CSV file (default bench-results/lesson05_np<N>.csv)");
+    flags
+        .option("--svg", g_bench.svg_path,
+                "--bench: SVG plot of every lesson05_np*.csv beside the CSV ('' for none)")
+        .show_default();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

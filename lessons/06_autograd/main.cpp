@@ -9,11 +9,11 @@
 //      backward calls, and hooks that fire once per parameter in reverse order of use;
 //   3. the backward graph of a two-layer network, printed (and written as Graphviz).
 // PASS when every check holds. The first unwritten stub stops the run with a TODO line.
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "autograd_self_check.h"
 #include "driver.h"
+#include "flags.h"
 
 int main(int argc, char** argv) {
   course::DriverConfig config;
@@ -23,9 +23,8 @@ int main(int argc, char** argv) {
   std::string dot_path;
   return course::run_driver(
       argc, argv, config,
-      [&](CLI::App& app) {
-        app.add_option("--dot", dot_path,
-                       "write the two-layer network's backward graph (Graphviz)");
+      [&](course::Flags& flags) {
+        flags.option("--dot", dot_path, "write the two-layer network's backward graph (Graphviz)");
       },
       [&](course::DriverContext&) {
         const int op_failures = course::gradcheck_every_op();

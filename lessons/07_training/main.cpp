@@ -14,10 +14,10 @@
 //
 // PASS needs test accuracy >= 85% after at most 3 epochs and, at batch 128 with SGD (the
 // defaults), matmul kernels >= 75% of the training step's time.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "driver.h"
+#include "flags.h"
 #include "mlp_training.h"
 #include "training_flags.h"
 
@@ -29,12 +29,12 @@ int main(int argc, char** argv) {
   course::MlpTrainingOptions o;
   return course::run_driver(
       argc, argv, config,
-      [&](CLI::App& app) {
-        course::add_data_flags(app, o, "examples per step");
-        course::add_optimizer_flags(app, o.training);
-        course::add_device_flag(app, o.training.device);
-        app.add_option("--checkpoint", o.checkpoint,
-                       "keep the final checkpoint at this path (default: a temporary file)");
+      [&](course::Flags& flags) {
+        course::add_data_flags(flags, o, "examples per step");
+        course::add_optimizer_flags(flags, o.training);
+        course::add_device_flag(flags, o.training.device);
+        flags.option("--checkpoint", o.checkpoint,
+                     "keep the final checkpoint at this path (default: a temporary file)");
       },
       [&](course::DriverContext&) { return course::run_mlp_training(o, std::cout); });
 }

@@ -16,7 +16,6 @@
 // Devices are threads with one BLAS thread each; device 0 is this thread.
 #include <cblas.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <thread>
@@ -25,6 +24,7 @@
 #include "dp_training.h"
 #include "dp_training_flags.h"
 #include "driver.h"
+#include "flags.h"
 
 namespace {
 
@@ -46,6 +46,6 @@ int main(int argc, char** argv) {
   config.has_bench = true;
   course::DpOptions o;
   return course::run_driver(
-      argc, argv, config, [&](CLI::App& app) { course::add_dp_flags(app, o); },
+      argc, argv, config, [&](course::Flags& flags) { course::add_dp_flags(flags, o); },
       [&](course::DriverContext& ctx) { return run(o, ctx.args().bench); });
 }

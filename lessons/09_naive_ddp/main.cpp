@@ -15,7 +15,6 @@
 // PASS needs (1) three DDP steps equal to three steps of one process with the global
 // batch, (2) bit-identical parameters on every rank at the end, and (3) lesson 07's 85%
 // test accuracy within 3 epochs.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "ddp_compare.h"
@@ -25,6 +24,7 @@
 #include "driver.h"
 #include "driver_recipe.h"
 #include "flag_checks.h"
+#include "flags.h"
 #include "naive_ddp.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
@@ -74,21 +74,22 @@ int main(int argc, char** argv) {
   config.default_np = 2;
   config.backends = course::backend_choices();
   config.has_link = true;
-  const auto add_options = [](CLI::App& app) {
-    course::add_ddp_training_flags(app, g_options);
-    course::add_target_flag(app, g_options);
-    app.add_option("--variant", g_variant, "per-param (one all-reduce each) or flat (one buffer)")
-        ->check(CLI::IsMember({"per-param", "flat"}))
-        ->capture_default_str();
-    app.add_flag("--compare", g_compare,
-                 "one process vs DataParallel (lesson 08) vs naive DDP on every backend");
-    app.add_option("--global-batch", g_compare_options.global_batch,
-                   "--compare: examples per step over all ranks (divisible by --np)")
-        ->check(course::count_in(1, 60000))
-        ->capture_default_str();
-    app.add_option("--steps", g_compare_options.steps, "--compare: timed steps per row")
-        ->check(course::count_in(1, 100000))
-        ->capture_default_str();
+  const auto add_options = [](course::Flags& flags) {
+    course::add_ddp_training_flags(flags, g_options);
+    course::add_target_flag(flags, g_options);
+    flags.option("--variant", g_variant, "per-param (one all-reduce each) or flat (one buffer)")
+        .check(course::one_of({"per-param", "flat"}))
+        .show_default();
+    flags.flag("--compare", g_compare,
+               "one process vs DataParallel (lesson 08) vs naive DDP on every backend");
+    flags
+        .option("--global-batch", g_compare_options.global_batch,
+                "--compare: examples per step over all ranks (divisible by --np)")
+        .check(course::count_in(1, 60000))
+        .show_default();
+    flags.option("--steps", g_compare_options.steps, "--compare: timed steps per row")
+        .check(course::count_in(1, 100000))
+        .show_default();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

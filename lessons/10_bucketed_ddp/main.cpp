@@ -20,7 +20,6 @@
 // PASS needs lesson 09's three checks (equal to one process on the global batch, ranks
 // bit-identical at the end, 85% test accuracy within 3 epochs) and, when asked for, the
 // no_sync check. --bench: PASS when every timed configuration left the ranks identical.
-#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
@@ -32,6 +31,7 @@
 #include "driver.h"
 #include "driver_recipe.h"
 #include "flag_checks.h"
+#include "flags.h"
 #include "no_sync_check.h"
 #include "process_group_factory.h"
 #include "reducer_self_check.h"
@@ -109,43 +109,43 @@ int main(int argc, char** argv) {
   config.backends = course::backend_choices();
   config.has_bench = true;
   config.has_link = true;
-  const auto add_options = [](CLI::App& app) {
-    course::add_ddp_training_flags(app, g.training);
-    course::add_target_flag(app, g.training);
-    app.add_option("--bucket-cap-mb", g.bucket_cap_mb, "bucket size limit (0: one per parameter)")
-        ->check(course::number_in(0, 4096))
-        ->capture_default_str();
-    app.add_option("--first-bucket-mb", g.first_bucket_mb, "the first bucket's limit")
-        ->check(course::number_in(0, 4096))
-        ->capture_default_str();
-    app.add_flag("--find-unused", g.find_unused,
-                 "find_unused_parameters: all-reduce a map of the parameters each rank used");
-    app.add_flag("--gradient-as-bucket-view", g.as_view, "gradients become views into buckets");
-    app.add_option("--grad-accum", g.grad_accum,
-                   "after training, check K micro-batches with no_sync against one step")
-        ->check(course::count_in(1, 64))
-        ->capture_default_str();
-    app.add_option(
-        "--trace", g.trace,
-        "after training, record a few steps as Chrome trace JSON (and an SVG beside it)");
-    app.add_option("--trace-steps", g.trace_steps, "steps to record with --trace")
-        ->check(course::count_in(1, 50))
-        ->capture_default_str();
-    app.add_option("--bench-batch", g.bench.batch_size, "--bench: examples per rank per step")
-        ->check(course::count_in(1, 60000))
-        ->capture_default_str();
-    app.add_option("--bench-steps", g.bench.steps, "--bench: timed steps per row")
-        ->check(course::count_in(1, 100000))
-        ->capture_default_str();
-    app.add_option("--bench-hidden", g.bench.hidden, "--bench: width of the model's hidden layers")
-        ->check(course::count_in(1, 65536))
-        ->capture_default_str();
-    app.add_option("--bench-layers", g.bench.layers, "--bench: number of hidden layers")
-        ->check(course::count_in(1, 1000))
-        ->capture_default_str();
-    app.add_option("--csv", g.bench.csv_path, "--bench: CSV file")->capture_default_str();
-    app.add_option("--svg", g.bench.svg_path, "--bench: plot of step time against bucket cap")
-        ->capture_default_str();
+  const auto add_options = [](course::Flags& flags) {
+    course::add_ddp_training_flags(flags, g.training);
+    course::add_target_flag(flags, g.training);
+    flags.option("--bucket-cap-mb", g.bucket_cap_mb, "bucket size limit (0: one per parameter)")
+        .check(course::number_in(0, 4096))
+        .show_default();
+    flags.option("--first-bucket-mb", g.first_bucket_mb, "the first bucket's limit")
+        .check(course::number_in(0, 4096))
+        .show_default();
+    flags.flag("--find-unused", g.find_unused,
+               "find_unused_parameters: all-reduce a map of the parameters each rank used");
+    flags.flag("--gradient-as-bucket-view", g.as_view, "gradients become views into buckets");
+    flags
+        .option("--grad-accum", g.grad_accum,
+                "after training, check K micro-batches with no_sync against one step")
+        .check(course::count_in(1, 64))
+        .show_default();
+    flags.option("--trace", g.trace,
+                 "after training, record a few steps as Chrome trace JSON (and an SVG beside it)");
+    flags.option("--trace-steps", g.trace_steps, "steps to record with --trace")
+        .check(course::count_in(1, 50))
+        .show_default();
+    flags.option("--bench-batch", g.bench.batch_size, "--bench: examples per rank per step")
+        .check(course::count_in(1, 60000))
+        .show_default();
+    flags.option("--bench-steps", g.bench.steps, "--bench: timed steps per row")
+        .check(course::count_in(1, 100000))
+        .show_default();
+    flags.option("--bench-hidden", g.bench.hidden, "--bench: width of the model's hidden layers")
+        .check(course::count_in(1, 65536))
+        .show_default();
+    flags.option("--bench-layers", g.bench.layers, "--bench: number of hidden layers")
+        .check(course::count_in(1, 1000))
+        .show_default();
+    flags.option("--csv", g.bench.csv_path, "--bench: CSV file").show_default();
+    flags.option("--svg", g.bench.svg_path, "--bench: plot of step time against bucket cap")
+        .show_default();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

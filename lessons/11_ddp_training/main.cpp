@@ -13,7 +13,6 @@
 // Every rank runs run_capstone (capstone.h) on two process groups over the same ranks: one
 // for DDP's gradient buckets and one for SyncBatchNorm's statistics. Only rank 0 prints.
 // PASS: 88% test accuracy after the last epoch and bit-identical parameters on every rank.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "capstone.h"
@@ -24,6 +23,7 @@
 #include "emulated_link.h"
 #include "error.h"
 #include "flag_checks.h"
+#include "flags.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
 #include "sync_bn_self_check.h"
@@ -70,11 +70,11 @@ int main(int argc, char** argv) {
   config.has_link = true;
   return course::run_driver(
       argc, argv, config,
-      [](CLI::App& app) {
-        course::add_capstone_flags(app, g_options);
-        app.add_option("--bench-steps", g_bench.steps, "timed steps per phase of --bench")
-            ->check(course::count_in(1, 100000))
-            ->capture_default_str();
+      [](course::Flags& flags) {
+        course::add_capstone_flags(flags, g_options);
+        flags.option("--bench-steps", g_bench.steps, "timed steps per phase of --bench")
+            .check(course::count_in(1, 100000))
+            .show_default();
       },
       run_rank);
 }

@@ -12,11 +12,11 @@
 // run over the chosen transport and are compared with the serial oracle; then every rank hashes its
 // results and compares the hash with every other rank's through the store. The verdict is PASS only
 // if all of that holds on every rank.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "collective_bench_flags.h"
 #include "driver.h"
+#include "flags.h"
 #include "shm_bench.h"
 #include "shm_transport.h"
 #include "transport_self_check.h"
@@ -55,14 +55,15 @@ int main(int argc, char** argv) {
   g_bench.sweep.min_bytes = 1u << 20;
   g_bench.sweep.iterations = 10;
   g_bench.sweep.warmup = 3;
-  const auto add_options = [](CLI::App& app) {
-    app.add_option("--transport", g_transport,
-                   "tcp (sockets), shm (shared memory) or auto (shm between ranks of this "
-                   "machine, tcp otherwise)")
-        ->capture_default_str();
-    course::add_sweep_flags(app, g_bench.sweep);
-    app.add_option("--csv", g_bench.csv_path,
-                   "--bench: CSV file (default bench-results/lesson12_np<N>.csv)");
+  const auto add_options = [](course::Flags& flags) {
+    flags
+        .option("--transport", g_transport,
+                "tcp (sockets), shm (shared memory) or auto (shm between ranks of this "
+                "machine, tcp otherwise)")
+        .show_default();
+    course::add_sweep_flags(flags, g_bench.sweep);
+    flags.option("--csv", g_bench.csv_path,
+                 "--bench: CSV file (default bench-results/lesson12_np<N>.csv)");
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

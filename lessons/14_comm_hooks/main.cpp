@@ -13,7 +13,6 @@
 // epochs (--target); the equivalence with one process is printed, and required only when
 // the hook is exact (none, allreduce). --bench: PASS when every row left the ranks
 // identical.
-#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
@@ -23,6 +22,7 @@
 #include "driver_recipe.h"
 #include "emulated_link.h"
 #include "flag_checks.h"
+#include "flags.h"
 #include "hooks_driver.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
@@ -68,39 +68,41 @@ int main(int argc, char** argv) {
   config.backends = course::backend_choices();
   config.has_bench = true;
   config.has_link = true;
-  const auto add_options = [](CLI::App& app) {
-    course::add_ddp_training_flags(app, g_training);
-    course::add_target_flag(app, g_training);
-    app.add_option("--hook", g_hook.hook, "none, allreduce, fp16, bf16 or powersgd")
-        ->check(CLI::IsMember(course::hook_names()))
-        ->capture_default_str();
-    app.add_option("--powersgd-rank", g_hook.powersgd_rank, "PowerSGD: matrix_approximation_rank")
-        ->check(course::count_in(1, 1024))
-        ->capture_default_str();
-    app.add_option("--start-iter", g_hook.start_iter,
-                   "PowerSGD: start_powerSGD_iter, plain all-reduce before it")
-        ->check(course::count_in(0, 1000000))
-        ->capture_default_str();
-    app.add_option("--min-compression-rate", g_hook.min_compression_rate,
-                   "PowerSGD: compress a matrix only when n*m >= this * r*(n+m)")
-        ->check(course::number_in(0, 1e6))
-        ->capture_default_str();
-    app.add_flag(
-        "--no-warm-start", [](int64_t) { g_hook.warm_start = false; },
+  const auto add_options = [](course::Flags& flags) {
+    course::add_ddp_training_flags(flags, g_training);
+    course::add_target_flag(flags, g_training);
+    flags.option("--hook", g_hook.hook, "none, allreduce, fp16, bf16 or powersgd")
+        .check(course::one_of(course::hook_names()))
+        .show_default();
+    flags.option("--powersgd-rank", g_hook.powersgd_rank, "PowerSGD: matrix_approximation_rank")
+        .check(course::count_in(1, 1024))
+        .show_default();
+    flags
+        .option("--start-iter", g_hook.start_iter,
+                "PowerSGD: start_powerSGD_iter, plain all-reduce before it")
+        .check(course::count_in(0, 1000000))
+        .show_default();
+    flags
+        .option("--min-compression-rate", g_hook.min_compression_rate,
+                "PowerSGD: compress a matrix only when n*m >= this * r*(n+m)")
+        .check(course::number_in(0, 1e6))
+        .show_default();
+    flags.flag(
+        "--no-warm-start", [] { g_hook.warm_start = false; },
         "PowerSGD: draw every Q afresh each step");
-    app.add_option("--bench-batch", g_bench.batch_size, "--bench: examples per rank per step")
-        ->check(course::count_in(1, 60000))
-        ->capture_default_str();
-    app.add_option("--bench-steps", g_bench.steps, "--bench: timed steps per row")
-        ->check(course::count_in(1, 100000))
-        ->capture_default_str();
-    app.add_option("--bench-hidden", g_bench.hidden, "--bench: width of the model's hidden layers")
-        ->check(course::count_in(1, 65536))
-        ->capture_default_str();
-    app.add_option("--bench-layers", g_bench.layers, "--bench: number of hidden layers")
-        ->check(course::count_in(1, 1000))
-        ->capture_default_str();
-    app.add_option("--csv", g_bench.csv_path, "--bench: CSV file")->capture_default_str();
+    flags.option("--bench-batch", g_bench.batch_size, "--bench: examples per rank per step")
+        .check(course::count_in(1, 60000))
+        .show_default();
+    flags.option("--bench-steps", g_bench.steps, "--bench: timed steps per row")
+        .check(course::count_in(1, 100000))
+        .show_default();
+    flags.option("--bench-hidden", g_bench.hidden, "--bench: width of the model's hidden layers")
+        .check(course::count_in(1, 65536))
+        .show_default();
+    flags.option("--bench-layers", g_bench.layers, "--bench: number of hidden layers")
+        .check(course::count_in(1, 1000))
+        .show_default();
+    flags.option("--csv", g_bench.csv_path, "--bench: CSV file").show_default();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

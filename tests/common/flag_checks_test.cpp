@@ -5,30 +5,28 @@
 
 #include <gtest/gtest.h>
 
-#include <CLI/CLI.hpp>
-
 #include "driver.h"
+#include "flags.h"
 
 namespace course {
 namespace {
 
-/// Parses `args` (in order) into an app with --lr, --size and --count; returns CLI11's
+/// Parses `args` (in order) with --lr, --size, --count and --backend declared; returns CLI11's
 /// message, or "" when they parse.
-std::string parse(std::vector<std::string> args) {
-  CLI::App app;
+std::string parse(const std::vector<std::string>& args) {
+  Flags flags;
   float lr = -1;
   double size = 25;
   int count = 1;
-  app.add_option("--lr", lr)->check(positive_number());
-  app.add_option("--size", size)->check(number_in(0, 4096));
-  app.add_option("--count", count)->check(count_in(1, 64));
-  std::reverse(args.begin(), args.end());  // CLI11 takes them from the back
-  try {
-    app.parse(args);
-    return "";
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  }
+  std::string backend = "tcp";
+  flags.option("--lr", lr).check(positive_number());
+  flags.option("--size", size).check(number_in(0, 4096));
+  flags.option("--count", count).check(count_in(1, 64));
+  flags.option("--backend", backend).check(one_of({"tcp", "gloo"}));
+  std::string problem;
+  const Parsed parsed = flags.parse(args, problem);
+  EXPECT_EQ(parsed == Parsed::kOk, problem.empty()) << problem;
+  return problem;
 }
 
 TEST(FlagChecks, NonFiniteAndOutOfRangeValuesAreRefusedInWords) {
@@ -45,7 +43,72 @@ TEST(FlagChecks, NonFiniteAndOutOfRangeValuesAreRefusedInWords) {
   EXPECT_NE(parse({"--count", "0"}).find("must be a whole number from 1 to 64 (got 0)"),
             std::string::npos);
   EXPECT_NE(parse({"--count", "2.5"}).find("must be a whole number"), std::string::npos);
-  EXPECT_EQ(parse({"--lr", "0.05", "--size", "0", "--count", "64"}), "");
+  EXPECT_NE(parse({"--backend", "nccl"}).find("--backend: must be one of tcp|gloo (got nccl)"),
+            std::string::npos);
+  EXPECT_EQ(parse({"--lr", "0.05", "--size", "0", "--count", "64", "--backend", "gloo"}), "");
+}
+
+TEST(Flags, EveryDeclaredKindOfFlagParses) {
+  Flags flags("flags under test");
+  int i = 0;
+  int64_t big = 0;
+  uint64_t bytes = 0;
+  float f = 0;
+  double d = 0;
+  std::string text;
+  std::vector<int64_t> sizes;
+  std::vector<std::string> command;
+  bool on = false;
+  int called = 0;
+  std::string converted;
+  flags.option("-i,--int", i).check(count_in(-5, 5));
+  flags.option("--big", big);
+  flags.option("--bytes", bytes);
+  flags.option("--float", f);
+  flags.option("--double", d).show_default();
+  flags.option("--text", text).default_text("none");
+  flags.option("--sizes", sizes).values(1, 3);
+  flags.flag("--on", on, "a switch");
+  flags.flag(
+      "--call", [&] { ++called; }, "a callback");
+  flags.option_function(
+      "--size", [&](const std::string& t) { converted = t + "!"; }, "text");
+  flags.option("command", command, "after --").required();
+  std::string problem;
+  ASSERT_EQ(flags.parse({"-i",      "-3",   "--big",    "-9000000000", "--bytes", "18000000000",
+                         "--float", "0.25", "--double", "1e-300",      "--text",  "x y",
+                         "--sizes", "7",    "8",        "9",           "--on",    "--call",
+                         "--size",  "4M",   "--",       "prog",        "--np"},
+                        problem),
+            Parsed::kOk)
+      << problem;
+  EXPECT_EQ(i, -3);
+  EXPECT_EQ(big, -9000000000);
+  EXPECT_EQ(bytes, 18000000000u);
+  EXPECT_FLOAT_EQ(f, 0.25f);
+  EXPECT_DOUBLE_EQ(d, 1e-300);
+  EXPECT_EQ(text, "x y");
+  EXPECT_EQ(sizes, (std::vector<int64_t>{7, 8, 9}));
+  EXPECT_EQ(command, (std::vector<std::string>{"prog", "--np"}));
+  EXPECT_TRUE(on);
+  EXPECT_EQ(called, 1);
+  EXPECT_EQ(converted, "4M!");
+
+  Flags strict;
+  strict.option("command", command).required();
+  strict.option("--sizes", sizes).values(1, 2).check(count_in(1, 9));
+  EXPECT_EQ(strict.parse({"--sizes", "1"}, problem), Parsed::kUsageError);
+  EXPECT_NE(problem.find("command"), std::string::npos) << problem;
+  EXPECT_EQ(strict.parse({"--sizes", "1", "10", "--", "p"}, problem), Parsed::kUsageError);
+  EXPECT_NE(problem.find("--sizes: must be a whole number from 1 to 9 (got 10)"), std::string::npos)
+      << problem;
+  EXPECT_EQ(strict.parse({"--no-such-flag", "--", "p"}, problem), Parsed::kUsageError);
+  EXPECT_NE(problem.find("--no-such-flag"), std::string::npos) << problem;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(strict.parse({"--help"}, problem), Parsed::kHelp);
+  const std::string help = testing::internal::GetCapturedStdout();
+  EXPECT_NE(help.find("--sizes"), std::string::npos) << help;
+  EXPECT_NE(help.find("INT in 1 to 9"), std::string::npos) << help;
 }
 
 TEST(FlagChecks, AUsageErrorPrintsTheVerdictAndExits64) {
@@ -55,7 +118,7 @@ TEST(FlagChecks, AUsageErrorPrintsTheVerdictAndExits64) {
   config.distributed = false;
   float lr = -1;
   bool ran = false;
-  const auto add = [&](CLI::App& app) { app.add_option("--lr", lr)->check(positive_number()); };
+  const auto add = [&](Flags& flags) { flags.option("--lr", lr).check(positive_number()); };
   const auto main = [&](DriverContext&) {
     ran = true;
     return Verdict::pass();
