@@ -2,6 +2,7 @@
 #include "graph_dot.h"
 
 #include <sstream>
+#include <typeinfo>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -48,9 +49,10 @@ std::string graph_to_dot(const Variable& root) {
   while (!stack.empty()) {
     const Node* node = stack.back();
     stack.pop_back();
+    const Node& n = *node;
     const int id = ids[node];
-    const bool leaf = dynamic_cast<const AccumulateGrad*>(node) != nullptr;
-    out << "  n" << id << " [label=\"" << label_of(*node) << "\"";
+    const bool leaf = typeid(n) == typeid(AccumulateGrad);  // a final class
+    out << "  n" << id << " [label=\"" << label_of(n) << "\"";
     if (node == start.get()) {
       out << ", fillcolor=darkolivegreen1";
     } else if (leaf) {
