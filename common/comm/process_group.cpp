@@ -5,6 +5,7 @@
 #include "process_group.h"
 
 #include "error.h"
+#include "work.h"
 
 namespace course {
 
@@ -30,6 +31,17 @@ ReduceOp parse_reduce_op(const std::string& name) {
     if (name == reduce_op_name(op)) return op;
   }
   throw ConfigError("unknown reduce op '" + name + "': use one of sum, prod, min, max, avg");
+}
+
+WorkPtr ProcessGroup::reduce_scatter_async(std::span<const float> input, std::span<float> output,
+                                           ReduceOp op) {
+  reduce_scatter(input, output, op);
+  return completed_work();
+}
+
+WorkPtr ProcessGroup::all_gather_async(std::span<const float> input, std::span<float> output) {
+  all_gather(input, output);
+  return completed_work();
 }
 
 }  // namespace course

@@ -10,7 +10,7 @@
 //     the group. A rank that skips one, or calls them in another order, deadlocks the
 //     job or mixes up data; the backends detect mismatched counts where the wire carries
 //     them and throw ProtocolError, but they cannot detect every misuse.
-//  2. A buffer handed to an asynchronous call (isend, irecv, all_reduce_async) must stay
+//  2. A buffer handed to an asynchronous call (isend, irecv, *_async) must stay
 //     alive and untouched until its Work's wait() returns.
 //  3. Rooted operations take the same root on every rank.
 //
@@ -108,6 +108,14 @@ class ProcessGroup {
   /// all_reduce in the background (DDP launches one per gradient bucket while backward
   /// runs). Async all-reduces complete in the order they were started.
   virtual WorkPtr all_reduce_async(std::span<float> data, ReduceOp op) = 0;
+  /// reduce_scatter and all_gather in the background (FSDP reduce-scatters each unit's
+  /// gradients during backward and prefetches the next unit's parameters). The tcp group
+  /// queues them with its all_reduce_async calls, in call order; the default runs the
+  /// blocking call now and returns a completed Work (gloo and nccl: their blocking calls
+  /// already run beside the async all-reduces, each on its own tag or stream).
+  virtual WorkPtr reduce_scatter_async(std::span<const float> input, std::span<float> output,
+                                       ReduceOp op);
+  virtual WorkPtr all_gather_async(std::span<const float> input, std::span<float> output);
 };
 
 }  // namespace course

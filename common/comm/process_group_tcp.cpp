@@ -166,18 +166,40 @@ void TcpProcessGroup::all_to_all(std::span<const float> input, std::span<float> 
       [&] { algorithms_.all_to_all(comm_, input, output); });
 }
 
-WorkPtr TcpProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
-  if (!algorithms_.all_reduce) run("all_reduce", false, [] {});
+WorkPtr TcpProcessGroup::submit(const char* entry, bool entry_installed, std::function<void()> call,
+                                const std::string& what) {
+  if (!entry_installed) run(entry, false, [] {});
   comm_.check_not_aborted();
-  return calls_.submit(
-      monitored("all_reduce",
-                [this, data, op] {
-                  const ActivityLabel label(algorithm_label(algorithms_, "all_reduce"));
-                  algorithms_.all_reduce(comm_, data, op);
-                }),
+  return calls_.submit(monitored(entry,
+                                 [this, entry, call = std::move(call)] {
+                                   const ActivityLabel label(algorithm_label(algorithms_, entry));
+                                   call();
+                                 }),
+                       what, /*run_on_wait=*/true);
+}
+
+WorkPtr TcpProcessGroup::all_reduce_async(std::span<float> data, ReduceOp op) {
+  return submit(
+      "all_reduce", bool(algorithms_.all_reduce),
+      [this, data, op] { algorithms_.all_reduce(comm_, data, op); },
       "all_reduce_async of " + std::to_string(data.size()) + " elements (" + reduce_op_name(op) +
-          ")",
-      /*run_on_wait=*/true);
+          ")");
+}
+
+WorkPtr TcpProcessGroup::reduce_scatter_async(std::span<const float> input, std::span<float> output,
+                                              ReduceOp op) {
+  return submit(
+      "reduce_scatter", bool(algorithms_.reduce_scatter),
+      [this, input, output, op] { algorithms_.reduce_scatter(comm_, input, output, op); },
+      "reduce_scatter_async of " + std::to_string(input.size()) + " elements (" +
+          reduce_op_name(op) + ")");
+}
+
+WorkPtr TcpProcessGroup::all_gather_async(std::span<const float> input, std::span<float> output) {
+  return submit(
+      "all_gather", bool(algorithms_.all_gather),
+      [this, input, output] { algorithms_.all_gather(comm_, input, output); },
+      "all_gather_async of " + std::to_string(output.size()) + " elements");
 }
 
 }  // namespace course

@@ -125,6 +125,9 @@ class TcpProcessGroup final : public ProcessGroup {
   void reduce_scatter(std::span<const float> input, std::span<float> output, ReduceOp op) override;
   void all_to_all(std::span<const float> input, std::span<float> output) override;
   WorkPtr all_reduce_async(std::span<float> data, ReduceOp op) override;
+  WorkPtr reduce_scatter_async(std::span<const float> input, std::span<float> output,
+                               ReduceOp op) override;
+  WorkPtr all_gather_async(std::span<const float> input, std::span<float> output) override;
 
   /// The comm underneath (its timeout, its abort state) and the installed algorithms.
   TcpComm& comm() { return comm_; }
@@ -139,6 +142,11 @@ class TcpProcessGroup final : public ProcessGroup {
   /// `call`, counted as a collective by the monitor (when there is one): its first error
   /// aborts the comm, then comes back with the monitor's diagnosis.
   std::function<void()> monitored(const char* entry, std::function<void()> call);
+
+  /// `call` queued behind every earlier call (the async collectives), monitored; its Work
+  /// runs it on the waiting thread if the queue has not reached it (run_on_wait).
+  WorkPtr submit(const char* entry, bool entry_installed, std::function<void()> call,
+                 const std::string& what);
 
   TcpComm comm_;
   TcpAlgorithms algorithms_;

@@ -1,6 +1,7 @@
 // tensor.cpp: see tensor.h. Storage, shapes, views and copies; the math is tensor_ops.cpp.
 #include "tensor.h"
 
+#include <atomic>
 #include <sstream>
 
 #include "error.h"
@@ -25,11 +26,54 @@ int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
+namespace {
+
+std::atomic<int64_t> g_live_cpu_bytes{0};
+std::atomic<int64_t> g_peak_cpu_bytes{0};
+
+void count_cpu_bytes(Device device, int64_t floats) {
+  if (device != Device::cpu) return;
+  const int64_t now = g_live_cpu_bytes.fetch_add(floats * 4) + floats * 4;
+  int64_t peak = g_peak_cpu_bytes.load();
+  while (now > peak && !g_peak_cpu_bytes.compare_exchange_weak(peak, now)) {
+  }
+}
+
+}  // namespace
+
 Storage::Storage(Device device, int64_t count)
-    : device_(device), count_(count), ptr_(kernels_for(device).allocate(count)) {}
+    : device_(device), count_(count), ptr_(kernels_for(device).allocate(count)) {
+  count_cpu_bytes(device_, count_);
+}
 
 Storage::~Storage() {
   kernels_for(device_).deallocate(ptr_);
+  count_cpu_bytes(device_, -count_);
+}
+
+void Storage::resize(int64_t count) {
+  if (count < 0) throw ConfigError("Storage::resize to " + std::to_string(count) + " floats");
+  if (count == count_) return;
+  const Kernels& kernels = kernels_for(device_);
+  kernels.deallocate(ptr_);
+  ptr_ = nullptr;
+  count_cpu_bytes(device_, -count_);
+  count_ = 0;
+  ptr_ = kernels.allocate(count);
+  count_ = count;
+  count_cpu_bytes(device_, count_);
+}
+
+int64_t Storage::live_cpu_bytes() {
+  return g_live_cpu_bytes.load();
+}
+
+int64_t Storage::peak_cpu_bytes() {
+  return g_peak_cpu_bytes.load();
+}
+
+void Storage::reset_peak_cpu_bytes() {
+  g_peak_cpu_bytes.store(g_live_cpu_bytes.load());
 }
 
 void Storage::move_to(Device device) {
@@ -42,8 +86,10 @@ void Storage::move_to(Device device) {
     kernels_for(device_).copy_to_host(moved, ptr_, count_);
   }
   kernels_for(device_).deallocate(ptr_);
+  count_cpu_bytes(device_, -count_);
   ptr_ = moved;
   device_ = device;
+  count_cpu_bytes(device_, count_);
 }
 
 Tensor Tensor::empty(const Shape& shape, Device device) {
@@ -98,7 +144,15 @@ Device Tensor::device() const {
 }
 
 float* Tensor::raw() const {
-  return storage_ ? storage_->ptr() + offset_ : nullptr;
+  if (!storage_) return nullptr;
+  if (offset_ + numel_ > storage_->count()) {
+    throw ConfigError("a tensor of shape " + shape_str(shape_) + " reaches element " +
+                      std::to_string(offset_ + numel_) + " of a storage that holds " +
+                      std::to_string(storage_->count()) +
+                      " now: it was resized (FSDP frees gathered parameters after forward "
+                      "and gathers them again before backward)");
+  }
+  return storage_->ptr() + offset_;
 }
 
 float* Tensor::data() const {
@@ -117,6 +171,11 @@ std::span<float> Tensor::span() const {
 std::span<float> Tensor::device_span() const {
   if (!storage_) throw ConfigError("device_span() of an undefined tensor");
   return {raw(), static_cast<size_t>(numel_)};
+}
+
+void Tensor::resize_storage(int64_t count) const {
+  if (!storage_) throw ConfigError("resize_storage() of an undefined tensor");
+  storage_->resize(count);
 }
 
 void Tensor::move_to_(Device device) const {

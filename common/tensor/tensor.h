@@ -60,6 +60,18 @@ class Storage {
   /// Moves the floats to `device` in place (allocate there, copy, free here): every tensor
   /// sharing this storage follows. A no-op when already there.
   void move_to(Device device);
+  /// Frees the floats and allocates `count` new, uninitialised ones in place: every tensor
+  /// sharing this storage follows (torch's untyped_storage().resize_()). FSDP frees a
+  /// unit's gathered parameters with resize(0) after forward, while the autograd graph
+  /// still holds views of them, and refills them (resize, then all-gather) before
+  /// backward. A tensor that reaches past count() throws when its numbers are read.
+  void resize(int64_t count);
+
+  /// Bytes held by every Storage of this process on the CPU, now and at most since the
+  /// last reset_peak_bytes() (what lesson 13 measures a step's peak with).
+  static int64_t live_cpu_bytes();
+  static int64_t peak_cpu_bytes();
+  static void reset_peak_cpu_bytes();
 
  private:
   Device device_;
@@ -125,6 +137,10 @@ class Tensor {
   /// shares it follows (torch's module.to(device) on parameters). For moving a model's
   /// parameters and buffers before training; never while another thread uses the storage.
   void move_to_(Device device) const;
+  /// Resizes the storage this tensor views, in place (Storage::resize): `count` new,
+  /// uninitialised floats, and every tensor sharing the storage follows. FSDP frees a
+  /// gathered unit with resize_storage(0) and refills it before backward.
+  void resize_storage(int64_t count) const;
   /// A view with another shape and the same numel(); one dimension may be -1 (inferred).
   Tensor reshape(const Shape& shape) const;
   /// A view of rows [begin, begin + count) along dimension 0 (torch's narrow(0, ...)).

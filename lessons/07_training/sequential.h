@@ -35,6 +35,8 @@ class Sequential : public Module {
   /// One child per line, indented.
   std::string describe() const override;
   size_t size() const { return layers_.size(); }
+  /// Layer i, in the order they were appended (lesson 13 groups them into FSDP units).
+  const std::shared_ptr<Module>& layer(size_t i) const { return layers_.at(i); }
 
  private:
   std::vector<std::shared_ptr<Module>> layers_;

@@ -75,6 +75,35 @@ TEST(Tensor, CopiesShareViewsShareCloneDoesNot) {
   EXPECT_THROW(a.rows(3, 2), ConfigError);
 }
 
+// FSDP's free and refill (lesson 13): every view of a storage follows its resize; a view
+// that reaches past the storage throws instead of reading freed memory; the process's
+// live and peak bytes count it.
+TEST(Tensor, ResizedStorageIsFollowedByEveryViewAndCounted) {
+  Tensor flat = Tensor::from_vector({6}, {1, 2, 3, 4, 5, 6});
+  const Tensor view = flat.rows(2, 4).reshape({2, 2});
+  const int64_t before = Storage::live_cpu_bytes();
+  flat.resize_storage(0);
+  EXPECT_EQ(Storage::live_cpu_bytes(), before - 24);
+  try {
+    (void)view.data();
+    ADD_FAILURE() << "a view of a freed storage gave out a pointer";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("resized"), std::string::npos) << e.what();
+  }
+  Storage::reset_peak_cpu_bytes();
+  flat.resize_storage(6);
+  EXPECT_EQ(Storage::live_cpu_bytes(), before);
+  EXPECT_GE(Storage::peak_cpu_bytes(), before);
+  for (int i = 0; i < 6; ++i) flat.data()[i] = static_cast<float>(10 * i);
+  EXPECT_EQ(view.to_vector(), (std::vector<float>{20, 30, 40, 50}));
+  {
+    const Tensor big = Tensor::zeros({1000});
+    EXPECT_GE(Storage::peak_cpu_bytes(), Storage::live_cpu_bytes());
+  }
+  EXPECT_GE(Storage::peak_cpu_bytes(), before + 4000);
+  EXPECT_THROW(flat.resize_storage(-1), ConfigError);
+}
+
 TEST(Tensor, UndefinedTensorsAreConfigErrors) {
   const Tensor u;
   EXPECT_THROW(u.data(), ConfigError);
