@@ -160,12 +160,14 @@ docs: setup
 # and a 48-layer MLP of 98 small parameters on the 1 Gbit/s link (lesson10_buckets_deep_1gbit);
 # then PyTorch's own DDP on the same model (tools/torch_ddp_bench.py) when torch is installed.
 # Lesson 12's table (the ring over tcp and over shm, Gloo, both links' ceilings) at 2 and 4
-# ranks writes bench-results/lesson12_npN.csv.
+# ranks writes bench-results/lesson12_npN.csv. Lesson 13's (DDP and ZeRO stages 1-3: memory
+# per rank, values sent, step time) at 2 and 4 ranks and on the 1 Gbit/s link writes
+# bench-results/lesson13_*.csv.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 \
-	  lesson14
+	  lesson13 lesson14
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -186,6 +188,9 @@ bench: setup
 	done; echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch DDP rows"
 	build/solutions/lesson12 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson12 --bench --np 4 $(BENCH_ARGS)
+	build/solutions/lesson13 --bench --np 2 --csv bench-results/lesson13_np2.csv
+	build/solutions/lesson13 --bench --np 4 --csv bench-results/lesson13_np4.csv
+	build/solutions/lesson13 --bench --np 2 --link 1gbit,50us --csv bench-results/lesson13_1gbit.csv
 	build/solutions/lesson14 --bench --np 2 --csv bench-results/lesson14_loopback.csv
 	build/solutions/lesson14 --bench --np 2 --link 10gbit,20us --csv bench-results/lesson14_10gbit.csv
 	build/solutions/lesson14 --bench --np 2 --link 1gbit,50us --csv bench-results/lesson14_1gbit.csv

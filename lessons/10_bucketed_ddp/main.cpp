@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "ddp_bench.h"
+#include "ddp_bench_flags.h"
 #include "ddp_trace.h"
 #include "ddp_training.h"
 #include "ddp_training_flags.h"
@@ -131,19 +132,7 @@ int main(int argc, char** argv) {
     flags.option("--trace-steps", g.trace_steps, "steps to record with --trace")
         .check(course::count_in(1, 50))
         .show_default();
-    flags.option("--bench-batch", g.bench.batch_size, "--bench: examples per rank per step")
-        .check(course::count_in(1, 60000))
-        .show_default();
-    flags.option("--bench-steps", g.bench.steps, "--bench: timed steps per row")
-        .check(course::count_in(1, 100000))
-        .show_default();
-    flags.option("--bench-hidden", g.bench.hidden, "--bench: width of the model's hidden layers")
-        .check(course::count_in(1, 65536))
-        .show_default();
-    flags.option("--bench-layers", g.bench.layers, "--bench: number of hidden layers")
-        .check(course::count_in(1, 1000))
-        .show_default();
-    flags.option("--csv", g.bench.csv_path, "--bench: CSV file").show_default();
+    course::add_ddp_bench_flags(flags, g.bench);
     flags.option("--svg", g.bench.svg_path, "--bench: plot of step time against bucket cap")
         .show_default();
   };

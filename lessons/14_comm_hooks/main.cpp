@@ -16,6 +16,7 @@
 #include <iostream>
 #include <memory>
 
+#include "ddp_bench_flags.h"
 #include "ddp_training.h"
 #include "ddp_training_flags.h"
 #include "driver.h"
@@ -90,19 +91,7 @@ int main(int argc, char** argv) {
     flags.flag(
         "--no-warm-start", [] { g_hook.warm_start = false; },
         "PowerSGD: draw every Q afresh each step");
-    flags.option("--bench-batch", g_bench.batch_size, "--bench: examples per rank per step")
-        .check(course::count_in(1, 60000))
-        .show_default();
-    flags.option("--bench-steps", g_bench.steps, "--bench: timed steps per row")
-        .check(course::count_in(1, 100000))
-        .show_default();
-    flags.option("--bench-hidden", g_bench.hidden, "--bench: width of the model's hidden layers")
-        .check(course::count_in(1, 65536))
-        .show_default();
-    flags.option("--bench-layers", g_bench.layers, "--bench: number of hidden layers")
-        .check(course::count_in(1, 1000))
-        .show_default();
-    flags.option("--csv", g_bench.csv_path, "--bench: CSV file").show_default();
+    course::add_ddp_bench_flags(flags, g_bench);
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }
