@@ -108,13 +108,15 @@ class ProcessGroup {
   /// all_reduce in the background (DDP launches one per gradient bucket while backward
   /// runs). Async all-reduces complete in the order they were started.
   virtual WorkPtr all_reduce_async(std::span<float> data, ReduceOp op) = 0;
-  /// reduce_scatter and all_gather in the background (FSDP reduce-scatters each unit's
-  /// gradients during backward and prefetches the next unit's parameters). The tcp group
-  /// queues them with its all_reduce_async calls, in call order; the default runs the
-  /// blocking call now and returns a completed Work (gloo and nccl: their blocking calls
-  /// already run beside the async all-reduces, each on its own tag or stream).
+  /// reduce_scatter in the background (FSDP reduce-scatters each unit's gradients during
+  /// backward). The tcp group queues it with its all_reduce_async calls, in call order;
+  /// the default runs the blocking call now and returns a completed Work (gloo and nccl:
+  /// their blocking calls already run beside the async all-reduces, each on its own tag
+  /// or stream).
   virtual WorkPtr reduce_scatter_async(std::span<const float> input, std::span<float> output,
                                        ReduceOp op);
+  /// all_gather in the background (FSDP prefetches the next unit's parameters), queued and
+  /// defaulted as reduce_scatter_async.
   virtual WorkPtr all_gather_async(std::span<const float> input, std::span<float> output);
 };
 

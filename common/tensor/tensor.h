@@ -67,10 +67,12 @@ class Storage {
   /// backward. A tensor that reaches past count() throws when its numbers are read.
   void resize(int64_t count);
 
-  /// Bytes held by every Storage of this process on the CPU, now and at most since the
-  /// last reset_peak_bytes() (what lesson 13 measures a step's peak with).
+  /// Bytes held by every Storage of this process on the CPU now.
   static int64_t live_cpu_bytes();
+  /// The most live_cpu_bytes() has been since the last reset_peak_cpu_bytes() (what
+  /// lesson 13 measures a step's peak with).
   static int64_t peak_cpu_bytes();
+  /// Starts a new peak from what is live now.
   static void reset_peak_cpu_bytes();
 
  private:

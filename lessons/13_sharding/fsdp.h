@@ -90,6 +90,7 @@
 #include "gradient_sync.h"
 #include "memory_ledger.h"
 #include "module.h"
+#include "optimizer.h"
 #include "process_group.h"
 #include "safetensors.h"
 #include "sequential.h"
@@ -151,6 +152,12 @@ class ShardedModel final : public Module, public GradientSync {
   NamedTensors full_state_dict();
   /// This rank's shards, "unit<i>.shard" (a sharded checkpoint: one file per rank).
   NamedTensors sharded_state_dict() const;
+  /// ZeroRedundancyOptimizer's consolidate_state_dict(to): each of `optimizer`'s state
+  /// tensors (it must be built on shard_parameters()), every rank's shard gathered on rank
+  /// `to` and cut back into the model's parameters: "<parameter>.<key>"
+  /// ("0.weight.exp_avg"), shaped like the parameter, padding dropped. Collective; empty
+  /// on the other ranks. Throws ConfigError for an optimizer of other parameters.
+  NamedTensors consolidate_optimizer_state(const Optimizer& optimizer, int to);
   /// Loads full parameters (full_state_dict()'s names) into this rank's shards.
   /// Collective on stages 1-2 (the next forward gathers). Throws ConfigError naming a
   /// missing or mis-shaped parameter.

@@ -68,7 +68,6 @@ ShardedModel::~ShardedModel() {
 }
 
 void ShardedModel::build_units() {
-  const NamedTensors all = model_->state_dict();
   size_t next = 0;  // index into all (named_parameters order: layer by layer)
   const std::vector<std::pair<std::string, Variable>> named = model_->named_parameters();
   FlatUnit current;
@@ -280,6 +279,38 @@ NamedTensors ShardedModel::sharded_state_dict() const {
   NamedTensors out;
   for (size_t i = 0; i < units_.size(); ++i) {
     out.emplace_back("unit" + std::to_string(i) + ".shard", units_[i].shard.clone());
+  }
+  return out;
+}
+
+NamedTensors ShardedModel::consolidate_optimizer_state(const Optimizer& optimizer, int to) {
+  const std::vector<Variable>& params = optimizer.params();
+  bool ours = params.size() == units_.size();
+  for (size_t i = 0; ours && i < params.size(); ++i) {
+    ours = params[i].impl() == units_[i].shard_param.impl();
+  }
+  if (!ours) {
+    throw ConfigError("rank " + std::to_string(rank_) +
+                      ": consolidate_optimizer_state needs the optimizer built on this "
+                      "model's shard_parameters()");
+  }
+  if (to < 0 || to >= world_) {
+    throw ConfigError("rank " + std::to_string(rank_) + ": consolidate_optimizer_state to rank " +
+                      std::to_string(to) + " of " + std::to_string(world_));
+  }
+  NamedTensors out;
+  for (const auto& [name, shard] : optimizer.state_tensors()) {  // "<unit>.<key>", in order
+    const size_t dot = name.find('.');
+    const FlatUnit& unit = units_.at(std::stoul(name.substr(0, dot)));
+    const std::string key = name.substr(dot + 1);
+    const Tensor whole = rank_ == to ? Tensor::empty({unit.padded}) : Tensor();
+    group_.gather(shard.span(), rank_ == to ? whole.span() : std::span<float>(), to);
+    if (rank_ != to) continue;
+    for (size_t j = 0; j < unit.params.size(); ++j) {
+      const Variable& p = unit.params[j];
+      out.emplace_back(unit.names[j] + "." + key,
+                       whole.rows(unit.offsets[j], p.numel()).reshape(p.shape()).clone());
+    }
   }
   return out;
 }

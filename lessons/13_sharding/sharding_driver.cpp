@@ -305,10 +305,19 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
         << format_mib(static_cast<double>(measured)) << std::endl;
   }
   if (!o.checkpoint.empty()) {
-    const NamedTensors full = model.full_state_dict();  // collective: every rank gathers
+    // Collective: every rank gathers the parameters; rank 0 gets the optimizer's state.
+    NamedTensors state = model.full_state_dict();
+    for (auto& [name, tensor] : model.consolidate_optimizer_state(*optimizer, 0)) {
+      state.emplace_back("optimizer." + name, tensor);
+    }
     if (rank == 0) {
-      save_safetensors(o.checkpoint, full, {{"stage", std::to_string(sharding.stage)}});
-      if (talk) out << "checkpoint: the full state dict in " << o.checkpoint << std::endl;
+      save_safetensors(o.checkpoint, state,
+                       {{"stage", std::to_string(sharding.stage)},
+                        {"optimizer_steps", std::to_string(optimizer->step_count())}});
+      if (talk) {
+        out << "checkpoint: the full parameters and the consolidated optimizer state in "
+            << o.checkpoint << std::endl;
+      }
     }
   }
   const std::string differs = check_sharded_ranks_identical(model, group);

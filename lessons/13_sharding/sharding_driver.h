@@ -19,8 +19,10 @@
 // the optimizer built on the shards. First the equivalence with DDP (kEquivalenceSteps
 // steps, on fresh copies outside the memory budget). Then the memory report: the ledger's
 // peak by kind beside the model (fsdp.h), and every tensor of the process measured
-// (Storage::peak_cpu_bytes: model state, activations and batches). PASS: the ranks'
-// parameters identical, the equivalence within tolerance and the target accuracy.
+// (Storage::peak_cpu_bytes: model state, activations and batches). --checkpoint: rank 0
+// writes the full parameters and the consolidated optimizer state ("optimizer.0.weight.
+// exp_avg", ...) as one safetensors file. PASS: the ranks' parameters identical, the
+// equivalence within tolerance and the target accuracy.
 //
 // THE BENCHMARK (run_sharding_bench): lesson 10's bench model (784 -> hidden x layers ->
 // 10) with Adam on a synthetic batch; one row per stage, DDP (lesson 10, gradients as

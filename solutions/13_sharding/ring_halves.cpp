@@ -35,7 +35,8 @@ void reduce_scatter_ring(TcpComm& comm, std::span<const float> input, std::span<
   }
   const Ring ring = plan_ring(comm, input, chunk_elements, sender_thread_bytes);
   // Step s < N-2 writes its partial sums into slot s; the last step writes into output.
-  const std::span<float> partials = partial_sums(static_cast<size_t>(world - 2) * k);
+  const size_t slots = static_cast<size_t>(world - 2) * k;
+  const std::span<float> partials = partial_sums(slots);
   run_ring(comm, ring, [&](DuplexLink& link) {
     // slice(i): elements [i*k, i*k + k) of the input, i taken mod N. Step 0 sends slice
     // r-1 as it is. Step s receives the left neighbour's partial sum of slice r-s-2,

@@ -6,12 +6,14 @@
 //   ./build/solutions/test_13
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "../collectives/group_factory.h"
 #include "ddp_training.h"
+#include "distributed_data_parallel.h"
 #include "error.h"
 #include "fsdp.h"
 #include "harness.h"
@@ -176,7 +178,6 @@ DdpTrainingOptions optimizer_options(const std::string& name) {
 TEST(Sharding, EveryStageEndsAtDdpsParametersWithSgdAndAdam) {
   for (const std::string& backend : available_backends()) {
     for (int world : {1, 2, 3, 4}) {
-      if (backend != "tcp" && world != 3) continue;  // gloo: one odd world
       SCOPED_TRACE(backend + ", " + std::to_string(world) + " rank(s)");
       run_ranks(world, [&](RankContext& ctx) {
         auto group = make_group(backend, ctx);
@@ -291,6 +292,48 @@ TEST(Sharding, FullStateDictsRoundTripAndAMisshapedOneIsRefused) {
       state[2].second = Tensor::zeros({3, 3});
       EXPECT_THROW(model.load_full_state_dict(state), ConfigError);
     }
+  });
+}
+
+// ZeroRedundancyOptimizer's consolidate_state_dict: Adam's moments, gathered on rank 1 and
+// cut back into parameters, equal those of lesson 10's DDP after the same steps.
+TEST(Sharding, ConsolidatedOptimizerStateEqualsDdpsAdam) {
+  run_ranks(3, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    const DdpTrainingOptions o = optimizer_options("adam");
+    std::shared_ptr<Sequential> reference = make_ddp_model(o, kSizes, ctx.rank);
+    DistributedDataParallel ddp(*reference, *group, {.gradient_as_bucket_view = true});
+    Adam reference_adam(reference->parameters(), {.lr = o.lr});
+    MemoryLedger ledger(ctx.rank);
+    ShardedModel model(make_ddp_model(o, kSizes, ctx.rank), *group, {.stage = 2}, ledger);
+    Adam adam(model.shard_parameters(), {.lr = o.lr});
+    for (const Batch& batch : batches(ctx.rank, 2)) {
+      ddp_train_step(*reference, reference_adam, ddp, batch);
+      ddp_train_step(model, adam, model, batch);
+    }
+    const NamedTensors consolidated = model.consolidate_optimizer_state(adam, /*to=*/1);
+    if (ctx.rank != 1) {
+      EXPECT_TRUE(consolidated.empty());
+      return;
+    }
+    const auto named = reference->named_parameters();
+    ASSERT_EQ(consolidated.size(), 2 * named.size());          // exp_avg and exp_avg_sq of each
+    const NamedTensors want = reference_adam.state_tensors();  // "<i>.<key>"
+    for (const auto& [name, got] : consolidated) {
+      const size_t split = name.rfind(".exp_avg");
+      ASSERT_NE(split, std::string::npos) << name;
+      size_t i = 0;
+      while (i < named.size() && named[i].first != name.substr(0, split)) ++i;
+      ASSERT_LT(i, named.size()) << name;
+      const std::string key = std::to_string(i) + name.substr(split);
+      const auto it = std::find_if(want.begin(), want.end(),
+                                   [&](const auto& entry) { return entry.first == key; });
+      ASSERT_NE(it, want.end()) << key;
+      ASSERT_EQ(got.shape(), it->second.shape()) << name;
+      EXPECT_LE(max_abs_diff(got, it->second), 1e-6f) << name;
+    }
+    Adam wrong(reference->parameters(), {.lr = 1e-3f});
+    EXPECT_THROW(model.consolidate_optimizer_state(wrong, 0), ConfigError);
   });
 }
 
