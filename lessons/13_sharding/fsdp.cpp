@@ -53,7 +53,6 @@ void ShardedModel::pre_backward(size_t i) {
 }
 
 void ShardedModel::post_backward(size_t i) {
-  FlatUnit& u = units_[i];
   // Every gradient of unit i is in grad_buffer. Stage 3: the parameters are not needed
   // any more (reshard). Then the reduction, started and not waited for: reduce-scatter
   // grad_buffer into shard_grad (SUM). Stage 1's shard_grad is a slice of grad_buffer: the

@@ -27,7 +27,7 @@ void reduce_scatter_ring(TcpComm& comm, std::span<const float> input, std::span<
                          ReduceOp op, size_t chunk_elements, size_t sender_thread_bytes) {
   check_world_multiple("reduce_scatter", "input", input.size(), "output", output.size(),
                        comm.size());
-  const int world = comm.size(), rank = comm.rank();
+  const int world = comm.size();
   const size_t k = output.size();
   if (world == 1) {
     std::memmove(output.data(), input.data(), k * sizeof(float));

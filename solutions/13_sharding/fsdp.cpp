@@ -71,13 +71,13 @@ void ShardedModel::pre_backward(size_t i) {
 }
 
 void ShardedModel::post_backward(size_t i) {
-  FlatUnit& u = units_[i];
   // Every gradient of unit i is in grad_buffer. Stage 3: the parameters are not needed
   // any more (reshard). Then the reduction, started and not waited for: reduce-scatter
   // grad_buffer into shard_grad (SUM). Stage 1's shard_grad is a slice of grad_buffer: the
   // group's reduce-scatter is correct in place.
   // BEGIN SOLUTION: reshard, then reduce_scatter_async
   reshard(i);
+  FlatUnit& u = units_[i];
   u.reducing =
       group_.reduce_scatter_async(u.grad_buffer.span(), u.shard_grad.span(), ReduceOp::SUM);
   // END SOLUTION

@@ -182,7 +182,7 @@ TEST(Sharding, EveryStageEndsAtDdpsParametersWithSgdAndAdam) {
       run_ranks(world, [&](RankContext& ctx) {
         auto group = make_group(backend, ctx);
         const std::vector<Batch> steps = batches(ctx.rank, 3);
-        for (const std::string& name : {"sgd", "adam"}) {
+        for (const std::string& name : std::vector<std::string>{"sgd", "adam"}) {
           const DdpTrainingOptions o = optimizer_options(name);
           for (int stage : {1, 2, 3}) {
             const double difference = compare_sharded_with_ddp(
