@@ -29,7 +29,8 @@ namespace course {
 
 const char* const kLesson13SelfCheckPassed =
     "self-check: the ring's reduce-scatter and all-gather (4 sizes, sum and avg, in place) "
-    "and stages 1, 2 and 3 (two Adam steps, equal to lesson 10's DDP) match their oracles";
+    "and stages 1, 2 and 3 (two SGD and two Adam steps, equal to lesson 10's DDP) match their "
+    "oracles";
 
 namespace {
 
@@ -118,22 +119,28 @@ std::vector<Batch> synthetic_batches(int rank, int steps, int64_t rows) {
 }
 
 std::string check_stages(ProcessGroup& group) {
-  DdpTrainingOptions o;
-  o.optimizer = "adam";
-  o.lr = 1e-2f;
   const std::vector<int64_t> sizes{784, 33, 10};  // 26245 parameters: odd, and not a multiple of 3
   const std::vector<Batch> batches = synthetic_batches(group.rank(), 2, 8);
-  for (int stage : {1, 2, 3}) {
-    const double difference =
-        compare_sharded_with_ddp(o, {.stage = stage, .optimizer_slots = 2}, sizes, batches, group);
-    if (!(difference <= sharded_tolerance(o))) {
-      return "stage " + std::to_string(stage) +
-             ": after two Adam steps the parameters differ from lesson 10's DDP by " +
-             std::to_string(difference) + " (tolerance " + std::to_string(sharded_tolerance(o)) +
-             ")" +
-             (stage == 1 ? ": is the gradient divided by N, and are the shards all-gathered?"
-                         : ": reduce-scatter into shard_grad, divide by N, gather before "
-                           "each forward");
+  // SGD first: it moves by the gradient's size, so a sum where the mean belongs shows;
+  // Adam (scale-free) then checks its state follows the shards.
+  for (const char* optimizer : {"sgd", "adam"}) {
+    DdpTrainingOptions o;
+    o.optimizer = optimizer;
+    o.momentum = 0.0f;
+    o.lr = o.optimizer == "adam" ? 1e-2f : 0.1f;
+    for (int stage : {1, 2, 3}) {
+      const double difference = compare_sharded_with_ddp(
+          o, {.stage = stage, .optimizer_slots = o.optimizer == "adam" ? 2 : 0}, sizes, batches,
+          group);
+      if (!(difference <= sharded_tolerance(o))) {
+        return "stage " + std::to_string(stage) + ": after two " + o.optimizer +
+               " steps the parameters differ from lesson 10's DDP by " +
+               std::to_string(difference) + " (tolerance " + std::to_string(sharded_tolerance(o)) +
+               ")" +
+               (stage == 1 ? ": is the gradient divided by N, and are the shards all-gathered?"
+                           : ": reduce-scatter into shard_grad, divide by N (collect_reduced), "
+                             "gather before each forward");
+      }
     }
   }
   return "";

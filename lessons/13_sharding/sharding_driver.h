@@ -10,7 +10,7 @@
 //   reduce_scatter_ring, all_gather_ring  on 4 sizes (0, fewer values than ranks, a count
 //                            with a remainder, a few chunks' worth), SUM and AVG, and in
 //                            place; the first wrong element is named
-//   stages 1, 2, 3           two Adam steps of a small MLP (one parameter count not
+//   stages 1, 2, 3           two SGD, then two Adam steps of a small MLP (one parameter count not
 //                            divisible by N) equal two steps of lesson 10's DDP from the
 //                            same start, to compare_sharded_with_ddp's tolerance
 //
