@@ -83,14 +83,24 @@ void to_halves(std::span<const float> src, float scale, std::span<uint16_t> dst,
 /// dst[i] = half_to_float(src[i]) for every i. REQUIRES: dst.size() == src.size().
 void from_halves(std::span<const uint16_t> src, std::span<float> dst, HalfKind kind);
 
+/// Values of `kind` per chunk of all_reduce_half (2 MiB of halves): small enough that the
+/// wire carries one chunk while the caller sums the one before, large enough that a
+/// message's latency is noise beside its bytes.
+inline constexpr size_t kHalfChunkValues = size_t{1} << 20;
+
 /// Every rank's `data` (values of `kind`) becomes the SUM over ranks. A reduce-scatter and
-/// an all-gather built from the group's float32 collectives: the values, padded with zeros
-/// to a multiple of 2N, are packed two to a float (bits, not values), exchanged with
-/// all_to_all (slice j goes to rank j), summed in float32 on each slice's rank and rounded
-/// to `kind` once, then sent to every rank by a second all_to_all (an all-gather that moves
-/// (N-1)/N of the data whatever the backend's all_gather does): 2(N-1)/N * 2 bytes per
-/// value on the wire, half of a float32 all-reduce. (NCCL and Gloo sum half in their own kernels
-/// instead; NCCL rounds after each hop of its ring.) Collective: every rank, the same size.
+/// an all-gather built from the group's float32 collectives, in chunks of kHalfChunkValues
+/// (the last padded with zeros to a multiple of 2N): each chunk's values are packed two to
+/// a float (bits, not values) and exchanged with all_to_all_async (slice j goes to rank j),
+/// summed in float32 on each slice's rank and rounded to `kind` once, then sent to every
+/// rank by a second all_to_all_async (an all-gather that moves (N-1)/N of the data
+/// whatever the backend's all_gather does): 2(N-1)/N * 2 bytes per value on the wire, half
+/// of a float32 all-reduce. Every chunk's first exchange is queued at once, so on the tcp
+/// backend the wire stays busy while this thread sums the chunks that have arrived (a
+/// backend whose all_to_all_async is blocking runs the same steps one after another).
+/// (NCCL and Gloo sum half in their own kernels instead; NCCL rounds after each hop of its
+/// ring.) Collective: every rank, the same size. Keeps its buffers per thread, grown to the
+/// largest `data` seen.
 void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind);
 
 /// torch's allreduce_hook: divide by the world size, SUM all-reduce (async, on the group's

@@ -182,27 +182,77 @@ void from_halves(std::span<const uint16_t> src, std::span<float> dst, HalfKind k
   add_raw_halves(reinterpret_cast<const unsigned char*>(src.data()), src.size(), dst.data(), kind);
 }
 
+namespace {
+
+// The half all-reduce's buffers, kept per thread (the hooks' runner, a test's rank) and
+// grown as needed: fresh vectors of a bucket's size would cost their page faults on every
+// call, as much as the sums themselves.
+struct HalfScratch {
+  std::vector<float> out, in, sum;
+};
+
+HalfScratch& half_scratch() {
+  thread_local HalfScratch scratch;
+  return scratch;
+}
+
+void grow(std::vector<float>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+}  // namespace
+
 void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind) {
   const auto world = static_cast<size_t>(group.size());
   if (world == 1 || data.empty()) return;
-  // Each rank's slice: `per` values (even, so a slice is whole floats), `words` floats.
-  const size_t per = ((data.size() + 2 * world - 1) / (2 * world)) * 2;
-  const size_t words = per / 2;
-  std::vector<float> out(words * world, 0.0f), in(words * world);
-  auto* out_bytes = reinterpret_cast<unsigned char*>(out.data());
-  const auto* in_bytes = reinterpret_cast<const unsigned char*>(in.data());
-  std::memcpy(out_bytes, data.data(), data.size() * sizeof(uint16_t));  // the rest: zeros
-  group.all_to_all(out, in);          // slice j of `in`: rank j's values of my slice
-  std::vector<float> sum(per, 0.0f);  // in rank order, in float32, then rounded once
-  for (size_t j = 0; j < world; ++j) add_raw_halves(in_bytes + j * per * 2, per, sum.data(), kind);
-  floats_to_raw_halves(sum.data(), per, 1.0f, out_bytes, kind);
-  // The all-gather, as an all_to_all of my slice sent to every rank: (N-1)/N of the data
-  // on the wire whatever the backend's all_gather does (the course's tcp backend gathers
-  // to rank 0, then broadcasts: lesson 04).
-  for (size_t j = 1; j < world; ++j)
-    std::memcpy(&out[j * words], out.data(), words * sizeof(float));
-  group.all_to_all(out, in);
-  std::memcpy(data.data(), in.data(), data.size() * sizeof(uint16_t));
+  const auto round_up = [&](size_t n) { return (n + 2 * world - 1) / (2 * world) * (2 * world); };
+  // Chunks of `chunk` values (a multiple of 2N); the last one holds the rest, padded with
+  // zeros to a multiple of 2N. In chunk c, rank j's slice is per(c) values (even, so a
+  // slice is whole floats). Chunk c lives at c * chunk / 2 floats in the scratch buffers.
+  const size_t chunk = round_up(std::min(data.size(), kHalfChunkValues));
+  const size_t chunks = (data.size() + chunk - 1) / chunk;
+  const auto values_in = [&](size_t c) { return std::min(chunk, data.size() - c * chunk); };
+  const auto per = [&](size_t c) { return round_up(values_in(c)) / world; };
+  HalfScratch& s = half_scratch();
+  grow(s.out, chunks * chunk / 2);
+  grow(s.in, chunks * chunk / 2);
+  grow(s.sum, chunk / world);
+  const auto out_of = [&](size_t c) {
+    return std::span(s.out).subspan(c * chunk / 2, per(c) * world / 2);
+  };
+  const auto in_of = [&](size_t c) {
+    return std::span(s.in).subspan(c * chunk / 2, per(c) * world / 2);
+  };
+  // 1. Every chunk, packed, goes out at once: slice j to rank j. The group's queue keeps
+  //    them in order on the wire while this thread packs the next and sums the first.
+  std::vector<WorkPtr> scattered(chunks), gathered(chunks);
+  for (size_t c = 0; c < chunks; ++c) {
+    auto* bytes = reinterpret_cast<unsigned char*>(out_of(c).data());
+    std::memcpy(bytes, data.data() + c * chunk, values_in(c) * sizeof(uint16_t));
+    std::memset(bytes + values_in(c) * 2, 0, (per(c) * world - values_in(c)) * 2);
+    scattered[c] = group.all_to_all_async(out_of(c), in_of(c));
+  }
+  // 2. As each chunk arrives: my slice summed over ranks in rank order in float32, rounded
+  //    once, then sent to every rank: an all-gather as an all_to_all, (N-1)/N of the data
+  //    on the wire whatever the backend's all_gather does (the course's tcp backend
+  //    gathers to rank 0, then broadcasts: lesson 04).
+  for (size_t c = 0; c < chunks; ++c) {
+    scattered[c]->wait();
+    const auto* in_bytes = reinterpret_cast<const unsigned char*>(in_of(c).data());
+    const size_t n = per(c), words = n / 2;
+    std::fill_n(s.sum.begin(), n, 0.0f);
+    for (size_t j = 0; j < world; ++j) add_raw_halves(in_bytes + j * n * 2, n, s.sum.data(), kind);
+    const std::span<float> out = out_of(c);
+    floats_to_raw_halves(s.sum.data(), n, 1.0f, reinterpret_cast<unsigned char*>(out.data()), kind);
+    for (size_t j = 1; j < world; ++j)
+      std::memcpy(&out[j * words], out.data(), words * sizeof(float));
+    gathered[c] = group.all_to_all_async(out, in_of(c));
+  }
+  // 3. Each chunk's sums, in place, as they arrive.
+  for (size_t c = 0; c < chunks; ++c) {
+    gathered[c]->wait();
+    std::memcpy(data.data() + c * chunk, in_of(c).data(), values_in(c) * sizeof(uint16_t));
+  }
 }
 
 CommHook allreduce_hook(ProcessGroup& group) {

@@ -91,14 +91,16 @@ TEST(HalfFormats, TheVectorConversionsEqualTheScalarOnes) {
 }
 
 // all_reduce_half sums every rank's values (rank- and index-dependent, small integers that
-// fp16 holds exactly, so the oracle is exact), for sizes that do not divide 2N and for a
-// message of 2 MiB of halves per rank.
+// fp16 holds exactly, so the oracle is exact), for sizes that do not divide 2N, for one
+// whole chunk (kHalfChunkValues) and for three chunks whose last holds 3 values, then a
+// small size again (the per-thread scratch holds the bigger call's bytes).
 TEST(AllReduceHalf, SumsEveryRanksValuesForAnySize) {
   for (const std::string& backend : available_backends()) {
     SCOPED_TRACE(backend);
     run_ranks(3, [&](RankContext& ctx) {
       auto group = make_group(backend, ctx);
-      for (size_t n : {size_t{1}, size_t{7}, size_t{6}, size_t{1} << 20}) {
+      for (size_t n : {size_t{1}, size_t{7}, size_t{6}, kHalfChunkValues, 2 * kHalfChunkValues + 7,
+                       size_t{5}}) {
         std::vector<uint16_t> data(n);
         for (size_t i = 0; i < n; ++i) {
           data[i] = float_to_half(static_cast<float>((i * 7 + static_cast<size_t>(ctx.rank)) % 50),
