@@ -13,11 +13,17 @@ namespace course {
 
 void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind) {
   const std::span<float> values = buffer.span();
-  std::vector<uint16_t> halves(values.size());
-  // TODO(lesson14): divide by the world size as you cast (to_halves), so the sum cannot overflow
-  COURSE_TODO();
-  // TODO(lesson14): all-reduce the halves (all_reduce_half), cast back into the buffer
-  COURSE_TODO();
+  // all_reduce_half streams the bucket: it asks for each chunk's halves as it sends them
+  // and hands back each chunk's sums as they arrive, so the casts overlap the wire.
+  const auto pack = [&](size_t first, std::span<uint16_t> halves) {
+    // TODO(lesson14): its values / N cast (to_halves): divided first, the sum cannot overflow
+    COURSE_TODO();
+  };
+  const auto unpack = [&](size_t first, std::span<const uint16_t> sums) {
+    // TODO(lesson14): the chunk's sums cast back into the buffer (from_halves)
+    COURSE_TODO();
+  };
+  all_reduce_half(group, values.size(), kind, pack, unpack);
 }
 
 void orthogonalize(const Tensor& m) {
@@ -60,7 +66,7 @@ void PowerSgd::reduce_bucket(GradBucket& bucket) {
   COURSE_TODO();
   // TODO(lesson14): orthogonalise each P; Q = M^T P; all-reduce the Qs and divide by N
   COURSE_TODO();
-  // TODO(lesson14): matrices: error = M, then M = P Q^T into the bucket, then error -= M
+  // TODO(lesson14): matrices: error = M - P Q^T, M = P Q^T into the bucket (write_low_rank)
   COURSE_TODO();
   end_bucket(bucket, plan.sent_elements());
 }

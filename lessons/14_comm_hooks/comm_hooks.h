@@ -38,8 +38,9 @@
 //          orthogonalise each P (Gram-Schmidt on its columns)
 //          Q = Mᵀ P;  all-reduce every Q;  Q /= N
 //          error = M (with the old error) - M_approx, M_approx = P Qᵀ (the mean's rank-r
-//          approximation) written into the bucket; for the uncompressed values, error =
-//          M - their mean (torch's error covers the whole bucket: these cancel over ranks)
+//          approximation) written into the bucket (write_low_rank, in one pass); for the
+//          uncompressed values, error = M - their mean (torch's error covers the whole
+//          bucket: these cancel over ranks)
 //   Bytes: r*(n + m) floats instead of n*m per compressed matrix.
 //
 // What this is not: torch's implementation (no batched same-shape matrices, no CUDA
@@ -52,6 +53,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -84,23 +86,34 @@ void to_halves(std::span<const float> src, float scale, std::span<uint16_t> dst,
 void from_halves(std::span<const uint16_t> src, std::span<float> dst, HalfKind kind);
 
 /// Values of `kind` per chunk of all_reduce_half (2 MiB of halves): small enough that the
-/// wire carries one chunk while the caller sums the one before, large enough that a
-/// message's latency is noise beside its bytes.
+/// wire carries one chunk while the caller converts and sums the next, large enough that
+/// a message's latency is noise beside its bytes.
 inline constexpr size_t kHalfChunkValues = size_t{1} << 20;
 
-/// Every rank's `data` (values of `kind`) becomes the SUM over ranks. A reduce-scatter and
-/// an all-gather built from the group's float32 collectives, in chunks of kHalfChunkValues
-/// (the last padded with zeros to a multiple of 2N): each chunk's values are packed two to
-/// a float (bits, not values) and exchanged with all_to_all_async (slice j goes to rank j),
-/// summed in float32 on each slice's rank and rounded to `kind` once, then sent to every
-/// rank by a second all_to_all_async (an all-gather that moves (N-1)/N of the data
-/// whatever the backend's all_gather does): 2(N-1)/N * 2 bytes per value on the wire, half
-/// of a float32 all-reduce. Every chunk's first exchange is queued at once, so on the tcp
-/// backend the wire stays busy while this thread sums the chunks that have arrived (a
-/// backend whose all_to_all_async is blocking runs the same steps one after another).
-/// (NCCL and Gloo sum half in their own kernels instead; NCCL rounds after each hop of its
-/// ring.) Collective: every rank, the same size. Keeps its buffers per thread, grown to the
-/// largest `data` seen.
+/// all_reduce_half's two questions to its caller, chunk by chunk (`first`: the index of the
+/// chunk's first value): pack fills `halves` with values [first, first + halves.size()) in
+/// 16 bits; unpack gets those values' sums over ranks, to keep.
+using PackHalves = std::function<void(size_t first, std::span<uint16_t> halves)>;
+/// See PackHalves.
+using UnpackHalves = std::function<void(size_t first, std::span<const uint16_t> sums)>;
+
+/// `count` values of `kind` per rank, summed over ranks, streamed in chunks of
+/// kHalfChunkValues: pack is called for chunks 0, 1, ... as they are sent, then unpack for
+/// each chunk, in order, as its sums arrive. Each chunk is a reduce-scatter and an
+/// all-gather built from the group's float32 collectives: its values, padded with zeros to
+/// a multiple of 2N, are packed two to a float (bits, not values) and exchanged with
+/// all_to_all_async (slice j goes to rank j), summed in float32 on each slice's rank and
+/// rounded to `kind` once, then sent to every rank by a second all_to_all_async (an
+/// all-gather that moves (N-1)/N of the data whatever the backend's all_gather does):
+/// 2(N-1)/N * 2 bytes per value on the wire, half of a float32 all-reduce. Every chunk's
+/// first exchange is queued as soon as it is packed, so on the tcp backend the wire stays
+/// busy while this thread packs, sums and unpacks (a backend whose all_to_all_async
+/// blocks runs the same steps one after another). (NCCL and Gloo sum half in their own
+/// kernels instead; NCCL rounds after each hop of its ring.) Collective: every rank, the
+/// same count. Keeps its buffers per thread, grown to the largest count seen.
+void all_reduce_half(ProcessGroup& group, size_t count, HalfKind kind, const PackHalves& pack,
+                     const UnpackHalves& unpack);
+/// The same on values already in 16 bits: every rank's `data` becomes the sum over ranks.
 void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind);
 
 /// torch's allreduce_hook: divide by the world size, SUM all-reduce (async, on the group's
@@ -110,6 +123,14 @@ CommHook allreduce_hook(ProcessGroup& group);
 /// torch's fp16_compress_hook / bf16_compress_hook: compress_and_all_reduce(bucket.buffer)
 /// on `runner`'s thread.
 CommHook compress_hook(ProcessGroup& group, HalfKind kind, SerialExecutor& runner);
+
+/// PowerSGD's last step for one compressed matrix: error = m - p qᵀ, then m = p qᵀ (the
+/// rank-r approximation written into the bucket). One pass over m and error, block by
+/// block of rows, each block of p qᵀ made in a scratch that stays in cache: the arithmetic
+/// of copy_, gemm and add_, with 3 passes over memory instead of about 7 (the matrices are
+/// the whole bucket: this pass is most of PowerSGD's own time).
+/// REQUIRES: m and error [n, k], p [n, r], q [k, r], on the CPU (else a ConfigError).
+void write_low_rank(const Tensor& m, const Tensor& p, const Tensor& q, const Tensor& error);
 
 /// torch's PowerSGDState, the options a run needs.
 struct PowerSgdOptions {
@@ -203,8 +224,9 @@ class PowerSgd {
 
 /// fp16/bf16 compression of one bucket (see the top of this file), on the calling thread.
 /// REQUIRES: collective; `buffer` contiguous float32 on the CPU.
-/// EFFECT: buffer holds the mean over ranks, as `kind` rounds it: buffer / N cast to
-///   `kind` (to_halves), all_reduce_half, cast back (from_halves).
+/// EFFECT: buffer holds the mean over ranks, as `kind` rounds it: all_reduce_half streams
+///   the bucket, each chunk packed as its values / N cast to `kind` (to_halves) and its
+///   sums unpacked into the buffer (from_halves).
 void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind);
 
 /// Gram-Schmidt on the columns of the 2-D tensor `m` (n x r), in place: column j minus its

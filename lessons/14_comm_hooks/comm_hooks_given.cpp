@@ -105,7 +105,7 @@ void store_half(unsigned char* bytes, size_t i, uint16_t h) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define COURSE_HAVE_F16C 1
+#define COURSE_HAVE_F16C 1  // and AVX2 for bf16
 // The CPU's conversions (F16C, with AVX): round to nearest even, subnormals, inf and NaN as
 // float_to_fp16 (a NaN may keep more of its payload: still a NaN).
 __attribute__((target("avx,f16c"))) size_t to_fp16_f16c(const float* src, size_t n, float scale,
@@ -130,6 +130,65 @@ __attribute__((target("avx,f16c"))) size_t add_fp16_f16c(const unsigned char* sr
   return i;
 }
 
+__attribute__((target("avx,f16c"))) size_t from_fp16_f16c(const unsigned char* src, size_t n,
+                                                          float* dst) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+
+// bf16 is float32's upper half, so AVX2's integer lanes convert it 8 at a time, with the
+// rounding and NaN rule of float_to_bf16 (the same bits).
+__attribute__((target("avx2"))) size_t to_bf16_avx2(const float* src, size_t n, float scale,
+                                                    unsigned char* dst) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i half_ulp = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
+  const __m256i quiet = _mm256_set1_epi32(0x40);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i b = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(src + i), s));
+    const __m256i upper = _mm256_srli_epi32(b, 16);
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(b, half_ulp), _mm256_and_si256(upper, one)), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(b, magnitude), inf);
+    const __m256i h = _mm256_blendv_epi8(rounded, _mm256_or_si256(upper, quiet), nan);
+    // Eight values below 2^16 in 32-bit lanes, packed to 16 bits in order.
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i),
+                     _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+  }
+  return i;
+}
+
+__attribute__((target("avx2"))) __m256 load_bf16_avx2(const unsigned char* src) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+__attribute__((target("avx2"))) size_t add_bf16_avx2(const unsigned char* src, size_t n,
+                                                     float* acc) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), load_bf16_avx2(src + 2 * i)));
+  }
+  return i;
+}
+
+__attribute__((target("avx2"))) size_t from_bf16_avx2(const unsigned char* src, size_t n,
+                                                      float* dst) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load_bf16_avx2(src + 2 * i));
+  return i;
+}
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
 // AVX (which __builtin_cpu_supports checks the OS saves) and F16C (CPUID leaf 1, ECX bit
 // 29: clang's __builtin_cpu_supports does not know its name).
 bool cpu_has_f16c() {
@@ -148,15 +207,27 @@ void floats_to_raw_halves(const float* src, size_t n, float scale, unsigned char
   size_t i = 0;
 #ifdef COURSE_HAVE_F16C
   if (kind == HalfKind::fp16 && cpu_has_f16c()) i = to_fp16_f16c(src, n, scale, dst);
+  if (kind == HalfKind::bf16 && cpu_has_avx2()) i = to_bf16_avx2(src, n, scale, dst);
 #endif
   for (; i < n; ++i) store_half(dst, i, float_to_half(src[i] * scale, kind));
 }
 
-// acc += the values of the halves at src (raw bytes). Zero acc first for a plain copy.
+// dst = the values of the halves at src (raw bytes).
+void raw_halves_to_floats(const unsigned char* src, size_t n, float* dst, HalfKind kind) {
+  size_t i = 0;
+#ifdef COURSE_HAVE_F16C
+  if (kind == HalfKind::fp16 && cpu_has_f16c()) i = from_fp16_f16c(src, n, dst);
+  if (kind == HalfKind::bf16 && cpu_has_avx2()) i = from_bf16_avx2(src, n, dst);
+#endif
+  for (; i < n; ++i) dst[i] = half_to_float(load_half(src, i), kind);
+}
+
+// acc += the values of the halves at src (raw bytes).
 void add_raw_halves(const unsigned char* src, size_t n, float* acc, HalfKind kind) {
   size_t i = 0;
 #ifdef COURSE_HAVE_F16C
   if (kind == HalfKind::fp16 && cpu_has_f16c()) i = add_fp16_f16c(src, n, acc);
+  if (kind == HalfKind::bf16 && cpu_has_avx2()) i = add_bf16_avx2(src, n, acc);
 #endif
   for (; i < n; ++i) acc[i] += half_to_float(load_half(src, i), kind);
 }
@@ -178,8 +249,8 @@ void to_halves(std::span<const float> src, float scale, std::span<uint16_t> dst,
 
 void from_halves(std::span<const uint16_t> src, std::span<float> dst, HalfKind kind) {
   check_same_size(src.size(), dst.size(), "from_halves");
-  std::fill(dst.begin(), dst.end(), -0.0f);  // -0 + x is x, exactly (+0 would turn -0 into +0)
-  add_raw_halves(reinterpret_cast<const unsigned char*>(src.data()), src.size(), dst.data(), kind);
+  raw_halves_to_floats(reinterpret_cast<const unsigned char*>(src.data()), src.size(), dst.data(),
+                       kind);
 }
 
 namespace {
@@ -189,6 +260,7 @@ namespace {
 // call, as much as the sums themselves.
 struct HalfScratch {
   std::vector<float> out, in, sum;
+  std::vector<uint16_t> halves;  // one chunk, as pack fills it and unpack reads it
 };
 
 HalfScratch& half_scratch() {
@@ -202,33 +274,44 @@ void grow(std::vector<float>& v, size_t n) {
 
 }  // namespace
 
-void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind) {
+void all_reduce_half(ProcessGroup& group, size_t count, HalfKind kind, const PackHalves& pack,
+                     const UnpackHalves& unpack) {
   const auto world = static_cast<size_t>(group.size());
-  if (world == 1 || data.empty()) return;
+  if (count == 0) return;
   const auto round_up = [&](size_t n) { return (n + 2 * world - 1) / (2 * world) * (2 * world); };
   // Chunks of `chunk` values (a multiple of 2N); the last one holds the rest, padded with
   // zeros to a multiple of 2N. In chunk c, rank j's slice is per(c) values (even, so a
   // slice is whole floats). Chunk c lives at c * chunk / 2 floats in the scratch buffers.
-  const size_t chunk = round_up(std::min(data.size(), kHalfChunkValues));
-  const size_t chunks = (data.size() + chunk - 1) / chunk;
-  const auto values_in = [&](size_t c) { return std::min(chunk, data.size() - c * chunk); };
+  const size_t chunk = round_up(std::min(count, kHalfChunkValues));
+  const size_t chunks = (count + chunk - 1) / chunk;
+  const auto values_in = [&](size_t c) { return std::min(chunk, count - c * chunk); };
   const auto per = [&](size_t c) { return round_up(values_in(c)) / world; };
   HalfScratch& s = half_scratch();
   grow(s.out, chunks * chunk / 2);
   grow(s.in, chunks * chunk / 2);
   grow(s.sum, chunk / world);
+  if (s.halves.size() < chunk) s.halves.resize(chunk);
   const auto out_of = [&](size_t c) {
     return std::span(s.out).subspan(c * chunk / 2, per(c) * world / 2);
   };
   const auto in_of = [&](size_t c) {
     return std::span(s.in).subspan(c * chunk / 2, per(c) * world / 2);
   };
+  const std::span<uint16_t> halves(s.halves);
+  if (world == 1) {  // nothing to exchange: the sums are the values
+    for (size_t c = 0; c < chunks; ++c) {
+      pack(c * chunk, halves.first(values_in(c)));
+      unpack(c * chunk, halves.first(values_in(c)));
+    }
+    return;
+  }
   // 1. Every chunk, packed, goes out at once: slice j to rank j. The group's queue keeps
   //    them in order on the wire while this thread packs the next and sums the first.
   std::vector<WorkPtr> scattered(chunks), gathered(chunks);
   for (size_t c = 0; c < chunks; ++c) {
+    pack(c * chunk, halves.first(values_in(c)));
     auto* bytes = reinterpret_cast<unsigned char*>(out_of(c).data());
-    std::memcpy(bytes, data.data() + c * chunk, values_in(c) * sizeof(uint16_t));
+    std::memcpy(bytes, halves.data(), values_in(c) * sizeof(uint16_t));
     std::memset(bytes + values_in(c) * 2, 0, (per(c) * world - values_in(c)) * 2);
     scattered[c] = group.all_to_all_async(out_of(c), in_of(c));
   }
@@ -240,19 +323,32 @@ void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kin
     scattered[c]->wait();
     const auto* in_bytes = reinterpret_cast<const unsigned char*>(in_of(c).data());
     const size_t n = per(c), words = n / 2;
-    std::fill_n(s.sum.begin(), n, 0.0f);
-    for (size_t j = 0; j < world; ++j) add_raw_halves(in_bytes + j * n * 2, n, s.sum.data(), kind);
+    raw_halves_to_floats(in_bytes, n, s.sum.data(), kind);
+    for (size_t j = 1; j < world; ++j) add_raw_halves(in_bytes + j * n * 2, n, s.sum.data(), kind);
     const std::span<float> out = out_of(c);
     floats_to_raw_halves(s.sum.data(), n, 1.0f, reinterpret_cast<unsigned char*>(out.data()), kind);
     for (size_t j = 1; j < world; ++j)
       std::memcpy(&out[j * words], out.data(), words * sizeof(float));
     gathered[c] = group.all_to_all_async(out, in_of(c));
   }
-  // 3. Each chunk's sums, in place, as they arrive.
+  // 3. Each chunk's sums to the caller as they arrive.
   for (size_t c = 0; c < chunks; ++c) {
     gathered[c]->wait();
-    std::memcpy(data.data() + c * chunk, in_of(c).data(), values_in(c) * sizeof(uint16_t));
+    std::memcpy(halves.data(), in_of(c).data(), values_in(c) * sizeof(uint16_t));
+    unpack(c * chunk, halves.first(values_in(c)));
   }
+}
+
+void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind) {
+  all_reduce_half(
+      group, data.size(), kind,
+      [&](size_t first, std::span<uint16_t> halves) {
+        std::copy_n(data.begin() + static_cast<std::ptrdiff_t>(first), halves.size(),
+                    halves.begin());
+      },
+      [&](size_t first, std::span<const uint16_t> sums) {
+        std::copy(sums.begin(), sums.end(), data.begin() + static_cast<std::ptrdiff_t>(first));
+      });
 }
 
 CommHook allreduce_hook(ProcessGroup& group) {
@@ -271,6 +367,34 @@ CommHook compress_hook(ProcessGroup& group, HalfKind kind, SerialExecutor& runne
     return runner.submit([&group, buffer, kind] { compress_and_all_reduce(group, buffer, kind); },
                          std::move(what), /*run_on_wait=*/true);
   };
+}
+
+void write_low_rank(const Tensor& m, const Tensor& p, const Tensor& q, const Tensor& error) {
+  const bool shapes_ok = m.dim() == 2 && p.dim() == 2 && q.dim() == 2 &&
+                         error.shape() == m.shape() && p.shape()[0] == m.shape()[0] &&
+                         q.shape()[0] == m.shape()[1] && q.shape()[1] == p.shape()[1];
+  if (!shapes_ok) {
+    throw ConfigError("write_low_rank: m " + shape_str(m.shape()) + ", p " + shape_str(p.shape()) +
+                      ", q " + shape_str(q.shape()) + ", error " + shape_str(error.shape()) +
+                      ": needs m and error [n, k], p [n, r], q [k, r]");
+  }
+  const int64_t n = m.shape()[0], k = m.shape()[1];
+  if (n == 0 || k == 0) return;
+  // Rows per block: about 64 Ki floats (256 KiB) of p qᵀ, which stays in cache until read.
+  const int64_t block = std::min(n, std::max<int64_t>(1, (int64_t{1} << 16) / k));
+  const Tensor approx = Tensor::empty({block, k});
+  for (int64_t row = 0; row < n; row += block) {
+    const int64_t rows = std::min(block, n - row);
+    const Tensor a = approx.rows(0, rows);
+    gemm(p.rows(row, rows), false, q, true, 1.0f, 0.0f, a);
+    float* mine = m.data() + row * k;
+    float* lost = error.data() + row * k;
+    const float* kept = a.data();
+    for (int64_t i = 0; i < rows * k; ++i) {
+      lost[i] = mine[i] - kept[i];
+      mine[i] = kept[i];
+    }
+  }
 }
 
 PowerSgdPlan plan_powersgd(const GradBucket& bucket, const PowerSgdOptions& options) {

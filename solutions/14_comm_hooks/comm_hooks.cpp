@@ -13,14 +13,20 @@ namespace course {
 
 void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind) {
   const std::span<float> values = buffer.span();
-  std::vector<uint16_t> halves(values.size());
-  // BEGIN SOLUTION: divide by the world size as you cast (to_halves), so the sum cannot overflow
-  to_halves(values, 1.0f / static_cast<float>(group.size()), halves, kind);
-  // END SOLUTION
-  // BEGIN SOLUTION: all-reduce the halves (all_reduce_half), cast back into the buffer
-  all_reduce_half(group, halves, kind);
-  from_halves(halves, values, kind);
-  // END SOLUTION
+  // all_reduce_half streams the bucket: it asks for each chunk's halves as it sends them
+  // and hands back each chunk's sums as they arrive, so the casts overlap the wire.
+  const auto pack = [&](size_t first, std::span<uint16_t> halves) {
+    // BEGIN SOLUTION: its values / N cast (to_halves): divided first, the sum cannot overflow
+    const float inv_world = 1.0f / static_cast<float>(group.size());
+    to_halves(values.subspan(first, halves.size()), inv_world, halves, kind);
+    // END SOLUTION
+  };
+  const auto unpack = [&](size_t first, std::span<const uint16_t> sums) {
+    // BEGIN SOLUTION: the chunk's sums cast back into the buffer (from_halves)
+    from_halves(sums, values.subspan(first, sums.size()), kind);
+    // END SOLUTION
+  };
+  all_reduce_half(group, values.size(), kind, pack, unpack);
 }
 
 void orthogonalize(const Tensor& m) {
@@ -109,11 +115,9 @@ void PowerSgd::reduce_bucket(GradBucket& bucket) {
     scale_(state.q_flat, inv_world);
   }
   // END SOLUTION
-  // BEGIN SOLUTION: matrices: error = M, then M = P Q^T into the bucket, then error -= M
+  // BEGIN SOLUTION: matrices: error = M - P Q^T, M = P Q^T into the bucket (write_low_rank)
   for (size_t k = 0; k < matrices.size(); ++k) {
-    copy_(errors[k], matrices[k]);
-    gemm(state.ps[k], false, state.qs[k], true, 1.0f, 0.0f, matrices[k]);
-    add_(errors[k], matrices[k], -1.0f);
+    write_low_rank(matrices[k], state.ps[k], state.qs[k], errors[k]);
   }
   // END SOLUTION
   end_bucket(bucket, plan.sent_elements());
