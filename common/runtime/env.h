@@ -36,4 +36,12 @@ DistEnv read_dist_env();
 /// The value of an environment variable, or `fallback` when unset or empty.
 std::string env_or(const char* name, const std::string& fallback);
 
+/// The OpenBLAS kernels this CPU's features allow, for OPENBLAS_CORETYPE: "SkylakeX" with
+/// AVX-512 (F, CD, BW, DQ, VL), "Haswell" with AVX2 and FMA, else "" (let OpenBLAS pick).
+/// OpenBLAS picks its kernels by the CPU's model number, read when the library loads; a
+/// virtual machine that reports a generic model gets its SSE3 kernels (Prescott), two to
+/// three times slower. The launcher passes this to its ranks unless OPENBLAS_CORETYPE is
+/// set (a one-process driver or test keeps OpenBLAS's own choice: set it by hand there).
+std::string blas_coretype_for_cpu();
+
 }  // namespace course

@@ -155,7 +155,7 @@ std::vector<Child> start_ranks(const Job& job, ChildGroup& group) {
     c.exit.rank = job.node_rank * job.local_size + local;
     c.out.rank = c.exit.rank;
     std::vector<std::string> args = job.argv;
-    std::vector<std::string> env = rank_environment({
+    std::map<std::string, std::string> vars{
         {"RANK", std::to_string(c.exit.rank)},
         {"WORLD_SIZE", std::to_string(job.world)},
         {"LOCAL_RANK", std::to_string(local)},
@@ -165,7 +165,10 @@ std::vector<Child> start_ranks(const Job& job, ChildGroup& group) {
         {"COURSE_JOB_TOKEN", job.token},
         {"OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "1")},
         {"OPENBLAS_NUM_THREADS", env_or("OPENBLAS_NUM_THREADS", "1")},
-    });
+    };
+    const std::string coretype = env_or("OPENBLAS_CORETYPE", blas_coretype_for_cpu());
+    if (!coretype.empty()) vars["OPENBLAS_CORETYPE"] = coretype;
+    std::vector<std::string> env = rank_environment(vars);
     std::vector<char*> argv_c = c_strings(args), envp_c = c_strings(env);
     int out[2], err[2], status[2];
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||

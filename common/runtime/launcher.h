@@ -1,7 +1,8 @@
 // launcher.h: starts N ranks as processes and watches them (the course's mp.spawn / torchrun).
 //
 // Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
-// COURSE_JOB_TOKEN and, unless already set, OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1.
+// COURSE_JOB_TOKEN and, unless already set, OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1 and
+// OPENBLAS_CORETYPE=blas_coretype_for_cpu() (env.h: the kernels the CPU's features allow).
 // Its stdout and stderr lines are printed with a "[rank r] " prefix (whole lines, never
 // interleaved mid-line). When any rank dies (non-zero exit or a signal) the others get a
 // moment for their last words (their own errors, a timeout naming the peer they waited

@@ -99,8 +99,9 @@ TEST(Launcher, AllRanksSucceedWithTheirEnvironment) {
       "test \"$LOCAL_WORLD_SIZE\" = 4 && test \"$MASTER_ADDR\" = 127.0.0.1 && "
       "test \"$MASTER_PORT\" -gt 0 && test ${#COURSE_JOB_TOKEN} = 32 && "
       "test \"$OMP_NUM_THREADS\" = " +
-          env_or("OMP_NUM_THREADS", "1") +
-          " && test \"$OPENBLAS_NUM_THREADS\" = " + env_or("OPENBLAS_NUM_THREADS", "1"));
+          env_or("OMP_NUM_THREADS", "1") + " && test \"$OPENBLAS_NUM_THREADS\" = " +
+          env_or("OPENBLAS_NUM_THREADS", "1") + " && test \"$OPENBLAS_CORETYPE\" = \"" +
+          env_or("OPENBLAS_CORETYPE", blas_coretype_for_cpu()) + "\"");
   EXPECT_EQ(result.exit_code, 0) << result.failure;
   EXPECT_EQ(result.first_failed, -1);
   EXPECT_TRUE(result.failure.empty()) << result.failure;
