@@ -44,9 +44,4 @@ WorkPtr ProcessGroup::all_gather_async(std::span<const float> input, std::span<f
   return completed_work();
 }
 
-WorkPtr ProcessGroup::all_to_all_async(std::span<const float> input, std::span<float> output) {
-  all_to_all(input, output);
-  return completed_work();
-}
-
 }  // namespace course

@@ -118,9 +118,6 @@ class ProcessGroup {
   /// all_gather in the background (FSDP prefetches the next unit's parameters), queued and
   /// defaulted as reduce_scatter_async.
   virtual WorkPtr all_gather_async(std::span<const float> input, std::span<float> output);
-  /// all_to_all in the background (lesson 14's half all-reduce keeps several chunks on
-  /// the wire while it sums earlier ones), queued and defaulted as reduce_scatter_async.
-  virtual WorkPtr all_to_all_async(std::span<const float> input, std::span<float> output);
 };
 
 }  // namespace course

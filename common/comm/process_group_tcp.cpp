@@ -202,11 +202,4 @@ WorkPtr TcpProcessGroup::all_gather_async(std::span<const float> input, std::spa
       "all_gather_async of " + std::to_string(output.size()) + " elements");
 }
 
-WorkPtr TcpProcessGroup::all_to_all_async(std::span<const float> input, std::span<float> output) {
-  return submit(
-      "all_to_all", bool(algorithms_.all_to_all),
-      [this, input, output] { algorithms_.all_to_all(comm_, input, output); },
-      "all_to_all_async of " + std::to_string(input.size()) + " elements");
-}
-
 }  // namespace course

@@ -128,7 +128,6 @@ class TcpProcessGroup final : public ProcessGroup {
   WorkPtr reduce_scatter_async(std::span<const float> input, std::span<float> output,
                                ReduceOp op) override;
   WorkPtr all_gather_async(std::span<const float> input, std::span<float> output) override;
-  WorkPtr all_to_all_async(std::span<const float> input, std::span<float> output) override;
 
   /// The comm underneath (its timeout, its abort state) and the installed algorithms.
   TcpComm& comm() { return comm_; }

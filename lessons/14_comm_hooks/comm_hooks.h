@@ -90,6 +90,9 @@ void from_halves(std::span<const uint16_t> src, std::span<float> dst, HalfKind k
 /// a message's latency is noise beside its bytes.
 inline constexpr size_t kHalfChunkValues = size_t{1} << 20;
 
+/// The point-to-point tag of all_reduce_half's messages (a user tag: lesson 02's tags.h).
+inline constexpr int kHalfTag = 14;
+
 /// all_reduce_half's two questions to its caller, chunk by chunk (`first`: the index of the
 /// chunk's first value): pack fills `halves` with values [first, first + halves.size()) in
 /// 16 bits; unpack gets those values' sums over ranks, to keep.
@@ -100,17 +103,17 @@ using UnpackHalves = std::function<void(size_t first, std::span<const uint16_t> 
 /// `count` values of `kind` per rank, summed over ranks, streamed in chunks of
 /// kHalfChunkValues: pack is called for chunks 0, 1, ... as they are sent, then unpack for
 /// each chunk, in order, as its sums arrive. Each chunk is a reduce-scatter and an
-/// all-gather built from the group's float32 collectives: its values, padded with zeros to
-/// a multiple of 2N, are packed two to a float (bits, not values) and exchanged with
-/// all_to_all_async (slice j goes to rank j), summed in float32 on each slice's rank and
-/// rounded to `kind` once, then sent to every rank by a second all_to_all_async (an
-/// all-gather that moves (N-1)/N of the data whatever the backend's all_gather does):
-/// 2(N-1)/N * 2 bytes per value on the wire, half of a float32 all-reduce. Every chunk's
-/// first exchange is queued as soon as it is packed, so on the tcp backend the wire stays
-/// busy while this thread packs, sums and unpacks (a backend whose all_to_all_async
-/// blocks runs the same steps one after another). (NCCL and Gloo sum half in their own
-/// kernels instead; NCCL rounds after each hop of its ring.) Collective: every rank, the
-/// same count. Keeps its buffers per thread, grown to the largest count seen.
+/// all-gather in the group's point-to-point messages (isend/irecv, tag kHalfTag: every
+/// backend has them): its values, padded with zeros to a multiple of 2N, are packed two to
+/// a float (bits, not values) and slice j is sent to rank j; each rank sums its slice in
+/// float32 in rank order and rounds it to `kind` once, then sends it to every rank: 2(N-1)/N
+/// * 2 bytes per value on the wire, half of a float32 all-reduce. Every chunk's messages
+/// are posted as soon as it is packed, so on the tcp backend each connection's queue keeps
+/// its wire busy while this thread packs, sums and unpacks (one collective per chunk would
+/// leave the wire idle between chunks while the ranks meet). (NCCL and Gloo sum half in
+/// their own kernels instead; NCCL rounds after each hop of its ring.) Collective: every
+/// rank, the same count, and no other point-to-point message between the ranks meanwhile.
+/// Keeps its buffers per thread, grown to the largest count seen.
 void all_reduce_half(ProcessGroup& group, size_t count, HalfKind kind, const PackHalves& pack,
                      const UnpackHalves& unpack);
 /// The same on values already in 16 bits: every rank's `data` becomes the sum over ranks.

@@ -259,7 +259,7 @@ namespace {
 // grown as needed: fresh vectors of a bucket's size would cost their page faults on every
 // call, as much as the sums themselves.
 struct HalfScratch {
-  std::vector<float> out, in, sum;
+  std::vector<float> out, in, mine, sum;
   std::vector<uint16_t> halves;  // one chunk, as pack fills it and unpack reads it
 };
 
@@ -277,11 +277,13 @@ void grow(std::vector<float>& v, size_t n) {
 void all_reduce_half(ProcessGroup& group, size_t count, HalfKind kind, const PackHalves& pack,
                      const UnpackHalves& unpack) {
   const auto world = static_cast<size_t>(group.size());
+  const auto me = static_cast<size_t>(group.rank());
   if (count == 0) return;
   const auto round_up = [&](size_t n) { return (n + 2 * world - 1) / (2 * world) * (2 * world); };
   // Chunks of `chunk` values (a multiple of 2N); the last one holds the rest, padded with
   // zeros to a multiple of 2N. In chunk c, rank j's slice is per(c) values (even, so a
-  // slice is whole floats). Chunk c lives at c * chunk / 2 floats in the scratch buffers.
+  // slice is whole floats). Chunk c lives at c * chunk / 2 floats in `out` and `in`, its
+  // summed slice at c * chunk / N / 2 in `mine`.
   const size_t chunk = round_up(std::min(count, kHalfChunkValues));
   const size_t chunks = (count + chunk - 1) / chunk;
   const auto values_in = [&](size_t c) { return std::min(chunk, count - c * chunk); };
@@ -289,6 +291,7 @@ void all_reduce_half(ProcessGroup& group, size_t count, HalfKind kind, const Pac
   HalfScratch& s = half_scratch();
   grow(s.out, chunks * chunk / 2);
   grow(s.in, chunks * chunk / 2);
+  grow(s.mine, chunks * chunk / world / 2);
   grow(s.sum, chunk / world);
   if (s.halves.size() < chunk) s.halves.resize(chunk);
   const auto out_of = [&](size_t c) {
@@ -297,6 +300,13 @@ void all_reduce_half(ProcessGroup& group, size_t count, HalfKind kind, const Pac
   const auto in_of = [&](size_t c) {
     return std::span(s.in).subspan(c * chunk / 2, per(c) * world / 2);
   };
+  const auto mine_of = [&](size_t c) {
+    return std::span(s.mine).subspan(c * chunk / world / 2, per(c) / 2);
+  };
+  const auto slice = [&](std::span<float> whole, size_t c, size_t j) {
+    return whole.subspan(j * per(c) / 2, per(c) / 2);
+  };
+  const auto bytes = [](std::span<float> v) { return reinterpret_cast<unsigned char*>(v.data()); };
   const std::span<uint16_t> halves(s.halves);
   if (world == 1) {  // nothing to exchange: the sums are the values
     for (size_t c = 0; c < chunks; ++c) {
@@ -305,38 +315,50 @@ void all_reduce_half(ProcessGroup& group, size_t count, HalfKind kind, const Pac
     }
     return;
   }
-  // 1. Every chunk, packed, goes out at once: slice j to rank j. The group's queue keeps
-  //    them in order on the wire while this thread packs the next and sums the first.
-  std::vector<WorkPtr> scattered(chunks), gathered(chunks);
+  std::vector<WorkPtr> sends;  // every isend, waited for before the scratch is used again
+  std::vector<std::vector<WorkPtr>> scattered(chunks), gathered(chunks);
+  const auto exchange = [&](std::vector<WorkPtr>& received, size_t c,
+                            const std::function<std::span<float>(size_t)>& to_send) {
+    for (size_t j = 0; j < world; ++j) {
+      if (j == me) continue;
+      received.push_back(group.irecv(slice(in_of(c), c, j), static_cast<int>(j), kHalfTag));
+      sends.push_back(group.isend(to_send(j), static_cast<int>(j), kHalfTag));
+    }
+  };
+  // 1. Each chunk goes out as soon as it is packed, slice j to rank j (a reduce-scatter's
+  //    traffic). A peer's sends queue on its connection, so the wire carries them back to
+  //    back while this thread packs the next chunk and sums the first.
   for (size_t c = 0; c < chunks; ++c) {
     pack(c * chunk, halves.first(values_in(c)));
-    auto* bytes = reinterpret_cast<unsigned char*>(out_of(c).data());
-    std::memcpy(bytes, halves.data(), values_in(c) * sizeof(uint16_t));
-    std::memset(bytes + values_in(c) * 2, 0, (per(c) * world - values_in(c)) * 2);
-    scattered[c] = group.all_to_all_async(out_of(c), in_of(c));
+    std::memcpy(bytes(out_of(c)), halves.data(), values_in(c) * sizeof(uint16_t));
+    std::memset(bytes(out_of(c)) + values_in(c) * 2, 0, (per(c) * world - values_in(c)) * 2);
+    exchange(scattered[c], c, [&](size_t j) { return slice(out_of(c), c, j); });
   }
-  // 2. As each chunk arrives: my slice summed over ranks in rank order in float32, rounded
-  //    once, then sent to every rank: an all-gather as an all_to_all, (N-1)/N of the data
-  //    on the wire whatever the backend's all_gather does (the course's tcp backend
-  //    gathers to rank 0, then broadcasts: lesson 04).
+  // 2. As each chunk arrives: my slice summed over ranks in rank order in float32 (mine
+  //    from `out`, theirs from `in`), rounded once, and sent to every rank (an
+  //    all-gather's traffic: (N-1)/N of the data on the wire).
   for (size_t c = 0; c < chunks; ++c) {
-    scattered[c]->wait();
-    const auto* in_bytes = reinterpret_cast<const unsigned char*>(in_of(c).data());
-    const size_t n = per(c), words = n / 2;
-    raw_halves_to_floats(in_bytes, n, s.sum.data(), kind);
-    for (size_t j = 1; j < world; ++j) add_raw_halves(in_bytes + j * n * 2, n, s.sum.data(), kind);
-    const std::span<float> out = out_of(c);
-    floats_to_raw_halves(s.sum.data(), n, 1.0f, reinterpret_cast<unsigned char*>(out.data()), kind);
-    for (size_t j = 1; j < world; ++j)
-      std::memcpy(&out[j * words], out.data(), words * sizeof(float));
-    gathered[c] = group.all_to_all_async(out, in_of(c));
+    for (const WorkPtr& w : scattered[c]) w->wait();
+    const size_t n = per(c);
+    for (size_t j = 0; j < world; ++j) {
+      const unsigned char* part = bytes(slice(j == me ? out_of(c) : in_of(c), c, j == me ? me : j));
+      if (j == 0) {
+        raw_halves_to_floats(part, n, s.sum.data(), kind);
+      } else {
+        add_raw_halves(part, n, s.sum.data(), kind);
+      }
+    }
+    floats_to_raw_halves(s.sum.data(), n, 1.0f, bytes(mine_of(c)), kind);
+    std::memcpy(slice(in_of(c), c, me).data(), mine_of(c).data(), n * 2);
+    exchange(gathered[c], c, [&](size_t /*j*/) { return mine_of(c); });
   }
   // 3. Each chunk's sums to the caller as they arrive.
   for (size_t c = 0; c < chunks; ++c) {
-    gathered[c]->wait();
+    for (const WorkPtr& w : gathered[c]) w->wait();
     std::memcpy(halves.data(), in_of(c).data(), values_in(c) * sizeof(uint16_t));
     unpack(c * chunk, halves.first(values_in(c)));
   }
+  for (const WorkPtr& w : sends) w->wait();
 }
 
 void all_reduce_half(ProcessGroup& group, std::span<uint16_t> data, HalfKind kind) {

@@ -375,7 +375,7 @@ TEST(CommHooks, InsideDdpTheRanksStayIdenticalAndCloseToTheExactRun) {
 }
 
 // A 16 MiB bucket through the fp16 hook and the Reducer, under a short timeout: the half
-// all-reduce's all_to_all and all_gather of 8 MiB per rank must not deadlock.
+// all-reduce's four chunks of messages, posted ahead, must not deadlock.
 TEST(CommHooks, ASixteenMiBBucketThroughTheFp16Hook) {
   run_ranks(2,
             [](RankContext& ctx) {
