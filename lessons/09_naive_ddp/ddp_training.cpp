@@ -2,6 +2,7 @@
 #include "ddp_training.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "error.h"
 #include "flag_agreement.h"
 #include "ops.h"
+#include "sync_check.h"
 #include "tensor_ops.h"
 
 namespace course {
@@ -214,20 +216,31 @@ double check_equivalence(const DdpTrainingOptions& o, const DdpData& data, Proce
 
 std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg,
                                          const std::string& when) {
-  const NamedTensors state = model.state_dict();
+  return check_identical_across_ranks(model.state_dict(), pg, when);
+}
+
+std::string check_identical_across_ranks(const NamedTensors& state, ProcessGroup& pg,
+                                         const std::string& when) {
   const std::vector<float> mine = flatten(state);
   std::vector<float> theirs = mine;
   pg.broadcast(theirs, 0);
-  std::vector<float> differs{
-      std::memcmp(mine.data(), theirs.data(), mine.size() * sizeof(float)) != 0 ? 1.0f : 0.0f};
-  std::vector<float> all(static_cast<size_t>(pg.size()));
-  pg.all_gather(differs, all);
-  for (int r = 0; r < pg.size(); ++r) {
-    if (all[static_cast<size_t>(r)] != 0.0f) {
-      return "rank " + std::to_string(r) + "'s parameters differ from rank 0's " + when;
+  std::string problem;  // this rank's first element that is not rank 0's bit pattern
+  if (std::memcmp(mine.data(), theirs.data(), mine.size() * sizeof(float)) != 0) {
+    size_t at = 0;
+    for (const auto& [name, tensor] : state) {
+      const auto n = static_cast<size_t>(tensor.numel());
+      for (size_t i = 0; i < n && problem.empty(); ++i) {
+        if (std::bit_cast<uint32_t>(mine[at + i]) != std::bit_cast<uint32_t>(theirs[at + i])) {
+          problem = "rank " + std::to_string(pg.rank()) + "'s parameters differ from rank 0's " +
+                    when + " (first " + name + "[" + std::to_string(i) +
+                    "]: " + std::to_string(mine[at + i]) + " against " +
+                    std::to_string(theirs[at + i]) + ")";
+        }
+      }
+      at += n;
     }
   }
-  return "";
+  return first_problem_on_any_rank(problem, pg);
 }
 
 Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,

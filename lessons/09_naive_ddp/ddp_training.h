@@ -167,8 +167,12 @@ double check_equivalence(const DdpTrainingOptions& o, const DdpData& data, Proce
 
 /// Check 2: "" when every rank's parameters and buffers equal rank 0's bit for bit, else
 /// what differs on which rank (the same text on every rank), "... differ from rank 0's "
-/// followed by `when`.
+/// followed by `when`, then the first differing element of the lowest such rank.
 std::string check_identical_across_ranks(const Module& model, ProcessGroup& pg,
+                                         const std::string& when = "after training");
+/// The same over a state dict (lesson 13's sharded model: its full_state_dict()).
+/// REQUIRES: the same names and sizes on every rank (collective).
+std::string check_identical_across_ranks(const NamedTensors& state, ProcessGroup& pg,
                                          const std::string& when = "after training");
 
 /// The whole run described at the top of this file; `out` gets rank 0's progress.

@@ -185,24 +185,6 @@ double compare_sharded_with_ddp(const DdpTrainingOptions& o, const ShardingOptio
   return max_over_ranks(difference, group);
 }
 
-std::string check_sharded_ranks_identical(ShardedModel& model, ProcessGroup& group) {
-  std::string problem;
-  for (const auto& [name, tensor] : model.full_state_dict()) {
-    Tensor theirs = tensor.clone();
-    group.broadcast(theirs.span(), 0);
-    if (!problem.empty()) continue;
-    const std::vector<float> a = tensor.to_vector(), b = theirs.to_vector();
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i] != b[i]) {
-        problem = "rank " + std::to_string(group.rank()) + "'s " + name + "[" + std::to_string(i) +
-                  "] is " + std::to_string(a[i]) + ", rank 0's " + std::to_string(b[i]);
-        break;
-      }
-    }
-  }
-  return first_problem_on_any_rank(problem, group);
-}
-
 std::string run_lesson13_self_check(ProcessGroup& group) {
   std::string problem = first_problem_on_any_rank(check_ring_halves(group), group);
   if (!problem.empty()) return problem;
@@ -327,8 +309,8 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
       }
     }
   }
-  const std::string differs = check_sharded_ranks_identical(model, group);
-  if (!differs.empty()) return Verdict::fail("the ranks' parameters differ: " + differs);
+  const std::string differs = check_identical_across_ranks(model.full_state_dict(), group);
+  if (!differs.empty()) return Verdict::fail(differs);
   if (!(difference <= sharded_tolerance(o))) {
     return Verdict::fail("stage " + std::to_string(sharding.stage) + " differs from DDP by " +
                          std::to_string(difference) + " after " + std::to_string(first.size()) +
@@ -471,8 +453,9 @@ Verdict run_sharding_bench(ProcessGroup& group, const DdpBenchOptions& o, std::o
     row.model_bytes = modelled_bytes_per_rank(stage, psi, world, 2, largest, 2);
     row.measured = static_cast<double>(Storage::peak_cpu_bytes() - live_before);
     if (sharded) {
-      const std::string problem = check_sharded_ranks_identical(*sharded, group);
-      if (!problem.empty() && differs.empty()) differs = row.name + ": " + problem;
+      const std::string problem =
+          check_identical_across_ranks(sharded->full_state_dict(), group, "after " + row.name);
+      if (!problem.empty() && differs.empty()) differs = problem;
     } else {
       const std::string problem = check_identical_across_ranks(*mlp, group, "after DDP");
       if (!problem.empty() && differs.empty()) differs = problem;

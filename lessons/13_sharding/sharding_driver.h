@@ -70,10 +70,6 @@ double compare_sharded_with_ddp(const DdpTrainingOptions& o, const ShardingOptio
 /// step the same values otherwise (element by element, in the same order).
 double sharded_tolerance(const DdpTrainingOptions& o);
 
-/// "" when every rank's full parameters equal rank 0's bit for bit, else the first that
-/// differs and where. Collective.
-std::string check_sharded_ranks_identical(ShardedModel& model, ProcessGroup& group);
-
 std::string run_lesson13_self_check(ProcessGroup& group);
 extern const char* const kLesson13SelfCheckPassed;
 
