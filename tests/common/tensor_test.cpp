@@ -151,6 +151,34 @@ TEST(TensorMatmul, AllFourTransposeCombinationsMatchNaiveLoops) {
   }
 }
 
+// Results with at most 8 columns take gemm's own loops (PowerSGD's M Q and Mᵀ P) instead of
+// BLAS: every column count 1 to 8 (and 9, BLAS again), lengths that are and are not
+// multiples of four, both transposes, and beta 0 over NaN (BLAS never reads c then).
+TEST(TensorMatmul, ThinResultsMatchNaiveLoops) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t n = 1; n <= 9; ++n) {
+    for (const auto& [m, k] : {std::pair<int64_t, int64_t>{37, 130}, {8, 4}, {3, 1}, {1, 9}}) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          const Tensor a = wavy(ta ? Shape{k, m} : Shape{m, k}, 1.0f + static_cast<float>(n));
+          const Tensor b = wavy(tb ? Shape{n, k} : Shape{k, n}, 2.0f);
+          for (float beta : {0.0f, -2.0f}) {
+            const Tensor c = beta == 0.0f ? Tensor::full({m, n}, nan) : wavy({m, n}, 3.0f);
+            const std::vector<double> want =
+                naive_gemm(a, ta, b, tb, 0.5f, beta, beta == 0.0f ? Tensor::zeros({m, n}) : c);
+            gemm(a, ta, b, tb, 0.5f, beta, c);
+            for (int64_t i = 0; i < m * n; ++i) {
+              ASSERT_NEAR(at(c, i), want[i], 1e-5 * static_cast<double>(k))
+                  << "m " << m << " n " << n << " k " << k << " ta " << ta << " tb " << tb
+                  << " beta " << beta << " element " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(TensorMatmul, EmptyInnerDimensionAndShapeErrors) {
   const Tensor c = Tensor::full({2, 3}, std::numeric_limits<float>::quiet_NaN());
   gemm(Tensor::zeros({2, 0}), false, Tensor::zeros({0, 3}), false, 1.0f, 0.0f, c);
