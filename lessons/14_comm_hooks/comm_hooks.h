@@ -128,10 +128,11 @@ CommHook allreduce_hook(ProcessGroup& group);
 CommHook compress_hook(ProcessGroup& group, HalfKind kind, SerialExecutor& runner);
 
 /// PowerSGD's last step for one compressed matrix: error = m - p qᵀ, then m = p qᵀ (the
-/// rank-r approximation written into the bucket). One pass over m and error, block by
-/// block of rows, each block of p qᵀ made in a scratch that stays in cache: the arithmetic
-/// of copy_, gemm and add_, with 3 passes over memory instead of about 7 (the matrices are
-/// the whole bucket: this pass is most of PowerSGD's own time).
+/// rank-r approximation written into the bucket). One pass over m and error, each row of
+/// p qᵀ made in registers from qᵀ (which stays in cache): the arithmetic of copy_, gemm and
+/// add_, with 3 passes over memory instead of about 7 (the matrices are the whole bucket:
+/// this pass is a third of PowerSGD's own time). No fused multiply-adds, so every CPU
+/// writes the same bits for the same p and q (the ranks' buckets must stay identical).
 /// REQUIRES: m and error [n, k], p [n, r], q [k, r], on the CPU (else a ConfigError).
 void write_low_rank(const Tensor& m, const Tensor& p, const Tensor& q, const Tensor& error);
 

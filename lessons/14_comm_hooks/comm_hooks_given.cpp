@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -391,6 +392,59 @@ CommHook compress_hook(ProcessGroup& group, HalfKind kind, SerialExecutor& runne
   };
 }
 
+namespace {
+
+// Eight floats as one value (GCC and Clang vector extensions): two SSE registers by
+// default, one AVX register in the avx2 clone below (moved with memcpy, never returned).
+typedef float F8 __attribute__((vector_size(32)));
+
+// For `rows` rows of k values: error = m - p qᵀ, m = p qᵀ, with qt = qᵀ ([r, k]): a row of
+// p qᵀ is the rows of qt scaled by that row's r coefficients and added, 8 values at a time.
+// Only multiplies and adds, in the same order at any vector width (no fused multiply-add):
+// ranks on different CPUs write the same bits.
+[[gnu::always_inline]] inline void low_rank_rows(float* m, float* error, const float* p,
+                                                 const float* qt, int64_t rows, int64_t k,
+                                                 int64_t r) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* mine = m + i * k;
+    float* lost = error + i * k;
+    const float* coef = p + i * r;
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8) {
+      F8 kept = {}, row_of_qt, before;
+      for (int64_t c = 0; c < r; ++c) {
+        std::memcpy(&row_of_qt, qt + c * k + j, sizeof(F8));
+        kept += coef[c] * row_of_qt;
+      }
+      std::memcpy(&before, mine + j, sizeof(F8));
+      const F8 left = before - kept;
+      std::memcpy(lost + j, &left, sizeof(F8));
+      std::memcpy(mine + j, &kept, sizeof(F8));
+    }
+    for (; j < k; ++j) {
+      float kept = 0;
+      for (int64_t c = 0; c < r; ++c) kept += coef[c] * qt[c * k + j];
+      lost[j] = mine[j] - kept;
+      mine[j] = kept;
+    }
+  }
+}
+
+void low_rank_rows_default(float* m, float* error, const float* p, const float* qt, int64_t rows,
+                           int64_t k, int64_t r) {
+  low_rank_rows(m, error, p, qt, rows, k, r);
+}
+
+#ifdef COURSE_HAVE_F16C
+__attribute__((target("avx2"))) void low_rank_rows_avx2(float* m, float* error, const float* p,
+                                                        const float* qt, int64_t rows, int64_t k,
+                                                        int64_t r) {
+  low_rank_rows(m, error, p, qt, rows, k, r);
+}
+#endif
+
+}  // namespace
+
 void write_low_rank(const Tensor& m, const Tensor& p, const Tensor& q, const Tensor& error) {
   const bool shapes_ok = m.dim() == 2 && p.dim() == 2 && q.dim() == 2 &&
                          error.shape() == m.shape() && p.shape()[0] == m.shape()[0] &&
@@ -400,23 +454,20 @@ void write_low_rank(const Tensor& m, const Tensor& p, const Tensor& q, const Ten
                       ", q " + shape_str(q.shape()) + ", error " + shape_str(error.shape()) +
                       ": needs m and error [n, k], p [n, r], q [k, r]");
   }
-  const int64_t n = m.shape()[0], k = m.shape()[1];
-  if (n == 0 || k == 0) return;
-  // Rows per block: about 64 Ki floats (256 KiB) of p qᵀ, which stays in cache until read.
-  const int64_t block = std::min(n, std::max<int64_t>(1, (int64_t{1} << 16) / k));
-  const Tensor approx = Tensor::empty({block, k});
-  for (int64_t row = 0; row < n; row += block) {
-    const int64_t rows = std::min(block, n - row);
-    const Tensor a = approx.rows(0, rows);
-    gemm(p.rows(row, rows), false, q, true, 1.0f, 0.0f, a);
-    float* mine = m.data() + row * k;
-    float* lost = error.data() + row * k;
-    const float* kept = a.data();
-    for (int64_t i = 0; i < rows * k; ++i) {
-      lost[i] = mine[i] - kept[i];
-      mine[i] = kept[i];
-    }
+  const int64_t k = m.shape()[1], r = p.shape()[1];
+  if (m.numel() == 0) return;
+  // One pass over m and error: every row of p qᵀ is made in registers from qᵀ (r rows of
+  // k floats, small enough to stay in cache) and written straight to where it goes.
+  std::vector<float> qt(static_cast<size_t>(k * r));
+  const float* q_rows = q.data();
+  for (int64_t j = 0; j < k; ++j) {
+    for (int64_t c = 0; c < r; ++c) qt[static_cast<size_t>(c * k + j)] = q_rows[j * r + c];
   }
+  auto rows_kernel = low_rank_rows_default;
+#ifdef COURSE_HAVE_F16C
+  if (cpu_has_avx2()) rows_kernel = low_rank_rows_avx2;
+#endif
+  rows_kernel(m.data(), error.data(), p.data(), qt.data(), m.shape()[0], k, r);
 }
 
 PowerSgdPlan plan_powersgd(const GradBucket& bucket, const PowerSgdOptions& options) {

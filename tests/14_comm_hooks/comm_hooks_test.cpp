@@ -279,7 +279,7 @@ TEST(PowerSgd, ErrorFeedbackKeepsWhatWasNotSent) {
 }
 
 // write_low_rank (given) against the three steps it fuses, on a matrix of 300 rows of 257
-// (255 rows per block: a whole block and a short one), and its refusal of a wrong shape.
+// (32 vectors of 8 and a scalar remainder per row), and its refusal of a wrong shape.
 TEST(PowerSgd, WriteLowRankIsTheApproximationAndWhatItLost) {
   const int64_t n = 300, k = 257, r = 3;
   Tensor m = Tensor::empty({n, k}), p = Tensor::empty({n, r}), q = Tensor::empty({k, r});
@@ -291,9 +291,28 @@ TEST(PowerSgd, WriteLowRankIsTheApproximationAndWhatItLost) {
   Tensor want_error = m.clone();
   add_(want_error, approx, -1.0f);
   Tensor error = Tensor::full({n, k}, 7.0f);
+  const Tensor before = m.clone();
   write_low_rank(m, p, q, error);
   EXPECT_LT(max_abs_diff(m, approx), 1e-6f);
   EXPECT_LT(max_abs_diff(error, want_error), 1e-6f);
+#if defined(__x86_64__)
+  // Every rank must write the same bits, whatever vector width its CPU has: on x86-64 both
+  // paths multiply, then add in order of r, as this loop does (volatile: never fused).
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < k; ++j) {
+      float kept = 0;
+      for (int64_t c = 0; c < r; ++c) {
+        volatile float term = p.data()[i * r + c] * q.data()[j * r + c];
+        kept += term;
+      }
+      ASSERT_EQ(std::bit_cast<uint32_t>(m.data()[i * k + j]), std::bit_cast<uint32_t>(kept))
+          << "row " << i << " column " << j;
+      ASSERT_EQ(std::bit_cast<uint32_t>(error.data()[i * k + j]),
+                std::bit_cast<uint32_t>(before.data()[i * k + j] - kept))
+          << "row " << i << " column " << j;
+    }
+  }
+#endif
   EXPECT_THROW(write_low_rank(m, q, q, error), ConfigError);
 }
 
