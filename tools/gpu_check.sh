@@ -95,7 +95,7 @@ torch_nccl=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>
 for dir in "${nccl_dirs[@]}"; do
   [ -n "$dir" ] || continue
   for libdir in "$dir/lib64" "$dir/lib" "$dir/lib/${multiarch_lib##*/}"; do
-    lib=$(find "$libdir/" -maxdepth 1 -name 'libnccl.so*' 2>/dev/null | sort | head -1)
+    lib=$(find "$libdir/" -maxdepth 1 -name 'libnccl.so*' 2>/dev/null | sort | head -1 || true)
     if [ -n "$lib" ]; then
       nccl_library=$lib
       [ -f "$dir/include/nccl.h" ] && nccl_include=$dir/include
