@@ -7,8 +7,8 @@
 #   GPU_CHECK_LOGS=/tmp/logs tools/gpu_check.sh
 #   GPU_CHECK_CMAKE_FLAGS=-DCMAKE_CUDA_ARCHITECTURES=native tools/gpu_check.sh  # this GPU only
 #
-# What the machine needs: an NVIDIA driver, CUDA's nvcc and cuBLAS, NCCL (CUDA's, or the
-# one PyTorch's wheels bring: the python3 module nvidia.nccl), CMake >= 3.22, g++ with
+# What the machine needs: an NVIDIA driver, CUDA's nvcc and cuBLAS, NCCL (CUDA's, the
+# system's, or the one PyTorch's wheels bring: the python3 module nvidia.nccl), CMake >= 3.22, g++ with
 # C++20, glibc >= 2.34 (the bundle's libraries are Debian 12's). Nothing is installed and
 # no network is used: no `make setup`, no apt-get.
 #
@@ -95,7 +95,8 @@ torch_nccl=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>
 for dir in "${nccl_dirs[@]}"; do
   [ -n "$dir" ] || continue
   for libdir in "$dir/lib64" "$dir/lib" "$dir/lib/${multiarch_lib##*/}"; do
-    lib=$(find "$libdir/" -maxdepth 1 -name 'libnccl.so*' 2>/dev/null | sort | head -1 || true)
+    [ -d "$libdir" ] || continue  # find's status on a missing folder would end the script
+    lib=$(find "$libdir/" -maxdepth 1 -name 'libnccl.so*' | sort | head -1)
     if [ -n "$lib" ]; then
       nccl_library=$lib
       [ -f "$dir/include/nccl.h" ] && nccl_include=$dir/include
