@@ -25,7 +25,8 @@ inline void add_sweep_flags(Flags& flags, BenchSweep& sweep) {
     flags
         .option_function(
             name, [&target](const std::string& text) { target = parse_size(text); }, help)
-        .default_text(short_size(target));
+        .default_text(short_size(target))
+        .compare_as([&target] { return std::to_string(target); });  // 1M and 1048576 agree
   };
   size_option("-b,--minbytes", sweep.min_bytes, "smallest size (bytes; K, M, G suffixes)");
   size_option("-e,--maxbytes", sweep.max_bytes, "largest size (bytes; K, M, G suffixes)");
@@ -45,7 +46,8 @@ inline void add_sweep_flags(Flags& flags, BenchSweep& sweep) {
       .option_function(
           "-o,--op", [&sweep](const std::string& name) { sweep.op = parse_reduce_op(name); },
           "reduce op: sum, prod, min, max, avg")
-      .default_text("sum");
+      .default_text("sum")
+      .compare_as([&sweep] { return std::to_string(static_cast<int>(sweep.op)); });
 }
 
 }  // namespace course

@@ -10,6 +10,7 @@
 #include "emulated_link.h"
 #include "error.h"
 #include "flag_checks.h"
+#include "flags_across_ranks.h"
 #include "handshake.h"
 #include "launcher.h"
 #include "socket.h"
@@ -84,7 +85,9 @@ std::string todo_elsewhere(DriverContext& ctx) {
 }
 
 // Runs rank_main, turning its outcome (or exception) into the verdict line and exit code.
+// `flags`: this rank's flags, which every rank must share (flags_across_ranks.h).
 int run_rank(const DriverConfig& config, DriverContext& ctx,
+             const std::vector<std::pair<std::string, std::string>>& flags,
              const std::function<Verdict(DriverContext&)>& rank_main) {
   try {
     if (config.distributed) {
@@ -103,6 +106,13 @@ int run_rank(const DriverConfig& config, DriverContext& ctx,
       }
       ctx.store_ = std::make_unique<StoreClient>(ctx.env_.master_addr, ctx.env_.master_port,
                                                  ctx.env_.rank, job_token());
+      // Ranks started by hand with different flags: a usage error, named on every rank.
+      const std::string differs = flag_disagreement(*ctx.store_, ctx.rank(), ctx.world(), flags);
+      if (!differs.empty()) {
+        leave_store(ctx);
+        print_verdict(config.name, "FAIL", "usage: " + differs);
+        return kUsageExitCode;
+      }
     }
     Verdict verdict = rank_main(ctx);
     if (config.distributed) leave_store(ctx);
@@ -174,7 +184,8 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   args.np = config.distributed ? config.default_np : 1;
   if (config.distributed) {
     flags.option("--np", args.np, "number of ranks to launch when RANK is not set")
-        .check(count_in(1, 64));
+        .check(count_in(1, 64))
+        .may_differ_across_ranks();  // a rank ignores it
   } else {
     // Accepted so that every driver takes the same flags; this lesson is one process.
     flags.option("--np", args.np, "this lesson runs in one process: only 1 is allowed")
@@ -218,7 +229,7 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
     }
   }
   if (!config.distributed) set_process_rank(0);
-  return run_rank(config, ctx, rank_main);
+  return run_rank(config, ctx, flags.values(), rank_main);
 }
 
 }  // namespace course

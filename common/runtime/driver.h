@@ -10,8 +10,10 @@
 //
 // Distributed lessons: with no RANK (nor Slurm/Open MPI rank) in the environment the
 // driver launches itself as --np ranks (launcher.h) and prints the final verdict; with
-// RANK set it is one rank: rank 0 hosts the store, every rank connects to it, then
-// rank_main runs. One-process lessons (distributed = false) just run rank_main.
+// RANK set it is one rank: rank 0 hosts the store, every rank connects to it, the ranks
+// compare all their declared flags (flags_across_ranks.h: a difference is a usage error
+// naming the flag, its values and their ranks), then rank_main runs. One-process lessons
+// (distributed = false) just run rank_main.
 //
 // The verdict is the last line: "lessonNN: PASS ..." (exit 0), "lessonNN: FAIL ..." (exit
 // 1), "lessonNN: FAIL usage: ..." (exit 64, kUsageExitCode in flag_checks.h) when a flag

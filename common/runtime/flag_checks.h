@@ -45,4 +45,18 @@ FlagCheck count_in(int64_t lo, int64_t hi);
 /// One of `choices` ("tcp", "gloo"), spelled exactly.
 FlagCheck one_of(std::vector<std::string> choices);
 
+/// What an output path names, for writable().
+enum class OutputPath {
+  kFile,                ///< a file in a directory that must exist (checkpoints)
+  kFileInNewDirectory,  ///< a file whose missing directories the writer creates (CSVs)
+  kDirectory,           ///< a directory, created with its missing parents when needed
+};
+
+/// An output path that can be written now, so that a run does not fail on it only after
+/// training: "--checkpoint: cannot write /nonexistent/d/x: its directory /nonexistent/d
+/// does not exist". A directory is tried by making (and removing) an empty directory in
+/// it, the one test that also holds for root, read-only mounts and /proc. An empty path
+/// (nothing written) passes.
+FlagCheck writable(OutputPath kind);
+
 }  // namespace course

@@ -17,11 +17,19 @@
 // Flag names are CLI11's: "--np", "-n,--np,--nproc-per-node" (aliases), "command" (a
 // positional argument). Options of any of the types flags.cpp lists (integers, float,
 // double, std::string, and vectors of int64_t and std::string); another type fails to link.
+//
+// Every declared flag is one the ranks of a job must agree on: after parsing, values()
+// lists each flag's name and the text of its value, taken from its target (so a flag left
+// at its default and one given the same value explicitly read alike: "--lr" -> "0.05"),
+// and the driver compares them across ranks at start-up (flags_across_ranks.h). A flag that
+// may rightly differ between ranks says so with may_differ_across_ranks() (--np, ignored
+// by a rank; --data, a directory each machine keeps at its own place).
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flag_checks.h"
@@ -32,6 +40,16 @@ class Option;
 }  // namespace CLI
 
 namespace course {
+
+namespace detail {
+/// What Flags keeps of one declared flag: how to read its value as text, and whether the
+/// ranks must agree on it.
+struct FlagRecord {
+  CLI::Option* option = nullptr;
+  std::function<std::string()> text;
+  bool agreed = true;
+};
+}  // namespace detail
 
 /// One declared option, to refine: `flags.option(...).check(...).show_default()`.
 class Flag {
@@ -46,12 +64,23 @@ class Flag {
   Flag& values(int min, int max);
   /// Parsing fails without it.
   Flag& required();
+  /// The ranks of a job need not agree on it: values() leaves it out.
+  Flag& may_differ_across_ranks();
+  /// values() reads its value through `text` instead of from its target (a default that
+  /// is resolved later, as --lr's -1 meaning "the optimizer's own").
+  Flag& compare_as(std::function<std::string()> text);
 
  private:
   friend class Flags;
-  explicit Flag(CLI::Option* option) : option_(option) {}
+  explicit Flag(detail::FlagRecord* record);
   CLI::Option* option_;
+  detail::FlagRecord* record_;
 };
+
+/// `x` as values() writes a number: the shortest text that reads back as the same value
+/// ("0.05", "1e-07", "64"; a float's own digits: 0.1f is "0.1").
+std::string flag_number_text(double x);
+std::string flag_number_text(float x);
 
 /// What Flags::parse found.
 enum class Parsed {
@@ -77,9 +106,9 @@ class Flags {
                        const std::function<void(const std::string& text)>& on_value,
                        const std::string& help);
   /// A flag without a value: sets `target` to true when given.
-  void flag(const std::string& names, bool& target, const std::string& help);
-  /// A flag without a value: calls `on_set` when given.
-  void flag(const std::string& names, std::function<void()> on_set, const std::string& help);
+  Flag flag(const std::string& names, bool& target, const std::string& help);
+  /// A flag without a value: calls `on_set` when given (values() reads "on" or "off").
+  Flag flag(const std::string& names, std::function<void()> on_set, const std::string& help);
   /// A line printed after the flags by --help.
   void footer(const std::string& text);
 
@@ -88,8 +117,14 @@ class Flags {
   /// Parses `args`, the arguments after the program's name, in order.
   Parsed parse(const std::vector<std::string>& args, std::string& problem);
 
+  /// After parse: every declared flag the ranks must agree on, in declaration order, with
+  /// the text of its value: {{"--np", "2"}, {"--lr", "0.05"}, {"--no-shuffle", "off"}}.
+  std::vector<std::pair<std::string, std::string>> values() const;
+
  private:
+  Flag add(CLI::Option* option, std::function<std::string()> text);
   std::unique_ptr<CLI::App> app_;
+  std::vector<std::unique_ptr<detail::FlagRecord>> records_;
 };
 
 }  // namespace course

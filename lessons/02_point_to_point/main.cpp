@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
   return course::run_driver(
       argc, argv, config,
       [](course::Flags& flags) {
-        flags.option("--csv", g_csv, "with --bench: also write the table as CSV to this file");
+        flags.option("--csv", g_csv, "with --bench: also write the table as CSV to this file")
+            .check(course::writable(course::OutputPath::kFileInNewDirectory));
         flags.option("--min-bytes", g_bench.min_bytes, "with --bench: the smallest size (8)")
             .check(course::count_in(4, int64_t{1} << 30));
         flags.option("--max-bytes", g_bench.max_bytes, "with --bench: the largest size (64 MiB)")

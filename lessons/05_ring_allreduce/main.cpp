@@ -61,8 +61,10 @@ int main(int argc, char** argv) {
   g_bench.svg_path = "bench-results/lesson05_busbw.svg";
   const auto add_options = [](course::Flags& flags) {
     course::add_sweep_flags(flags, g_bench.sweep);
-    flags.option("--csv", g_bench.csv_path,
-                 "--bench: CSV file (default bench-results/lesson05_np<N>.csv)");
+    flags
+        .option("--csv", g_bench.csv_path,
+                "--bench: CSV file (default bench-results/lesson05_np<N>.csv)")
+        .check(course::writable(course::OutputPath::kFileInNewDirectory));
     flags
         .option("--svg", g_bench.svg_path,
                 "--bench: SVG plot of every lesson05_np*.csv beside the CSV ('' for none)")

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   return course::run_driver(
       argc, argv, config,
       [&](course::Flags& flags) {
-        flags.option("--dot", dot_path, "write the two-layer network's backward graph (Graphviz)");
+        flags.option("--dot", dot_path, "write the two-layer network's backward graph (Graphviz)")
+            .check(course::writable(course::OutputPath::kFile));
       },
       [&](course::DriverContext&) {
         const int op_failures = course::gradcheck_every_op();

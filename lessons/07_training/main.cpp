@@ -33,8 +33,10 @@ int main(int argc, char** argv) {
         course::add_data_flags(flags, o, "examples per step");
         course::add_optimizer_flags(flags, o.training);
         course::add_device_flag(flags, o.training.device);
-        flags.option("--checkpoint", o.checkpoint,
-                     "keep the final checkpoint at this path (default: a temporary file)");
+        flags
+            .option("--checkpoint", o.checkpoint,
+                    "keep the final checkpoint at this path (default: a temporary file)")
+            .check(course::writable(course::OutputPath::kFile));
       },
       [&](course::DriverContext&) { return course::run_mlp_training(o, std::cout); });
 }

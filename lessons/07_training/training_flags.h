@@ -28,7 +28,9 @@ namespace course {
 /// (described by `seed_help`) and --limit, with their range checks (flag_checks.h).
 inline void add_data_flags(Flags& flags, DataOptions& o, const std::string& batch_help,
                            const std::string& seed_help = "seed for initialisation and shuffling") {
-  flags.option("--data", o.data, "directory with the MNIST-format IDX files").show_default();
+  flags.option("--data", o.data, "directory with the MNIST-format IDX files")
+      .show_default()
+      .may_differ_across_ranks();  // each machine keeps it at its own place
   flags.option("--epochs", o.epochs, "passes over the training set")
       .check(count_in(1, 1000))
       .show_default();
@@ -56,7 +58,8 @@ inline void add_optimizer_flags(Flags& flags, TrainingOptions& o) {
       .check(one_of({"sgd", "adam"}))
       .show_default();
   flags.option("--lr", o.lr, "learning rate (default 0.05 for sgd, 1e-3 for adam)")
-      .check(positive_number());
+      .check(positive_number())
+      .compare_as([&o] { return flag_number_text(learning_rate(o)); });  // the rate used
   flags.option("--momentum", o.momentum, "SGD momentum").check(number_in(0, 1)).show_default();
   flags.option("--weight-decay", o.weight_decay, "L2 penalty")
       .check(number_in(0, 1))

@@ -67,6 +67,9 @@ Device select_device(const std::string& device, int local_rank = 0);
 /// them. Call it before creating the optimizer and DDP.
 void move_module_to(Module& model, Device device);
 
+/// The learning rate `o` trains with: o.lr, or its optimizer's default when o.lr <= 0.
+float learning_rate(const TrainingOptions& o);
+
 /// The optimizer `o` names, over `params`, with its defaults where `o` leaves them.
 std::unique_ptr<Optimizer> make_optimizer(const TrainingOptions& o, std::vector<Variable> params);
 

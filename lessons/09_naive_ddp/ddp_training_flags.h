@@ -24,7 +24,8 @@ inline void add_ddp_training_flags(Flags& flags, DdpTrainingOptions& o) {
   add_optimizer_flags(flags, o);
   add_device_flag(flags, o.device);
   flags.option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
-  flags.option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here");
+  flags.option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here")
+      .check(writable(OutputPath::kFile));
   flags.flag(
       "--no-shuffle", [&o] { o.shuffle = false; }, "visit the examples in file order every epoch");
   flags.flag("--detect-anomaly", o.detect_anomaly,

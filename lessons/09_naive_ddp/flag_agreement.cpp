@@ -1,11 +1,11 @@
 // flag_agreement.cpp: see flag_agreement.h.
 #include "flag_agreement.h"
 
-#include <set>
 #include <sstream>
 #include <vector>
 
 #include "error.h"
+#include "flags_across_ranks.h"
 
 namespace course {
 namespace {
@@ -28,19 +28,12 @@ std::map<std::string, std::string> decode(const std::string& text) {
   return flags;
 }
 
-std::string join_ranks(const std::set<int>& ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  bool first = true;
-  for (int r : ranks) out += (first ? "" : ", ") + std::to_string(r), first = false;
-  return out;
-}
-
 }  // namespace
 
 void check_same_flags(const std::map<std::string, std::string>& flags, ProcessGroup& pg) {
   const int world = pg.size();
   if (world == 1) return;
-  std::vector<std::map<std::string, std::string>> all(static_cast<size_t>(world));
+  std::vector<FlagValues> all(static_cast<size_t>(world));
   const std::string mine = encode(flags);
   for (int root = 0; root < world; ++root) {
     std::vector<float> length{root == pg.rank() ? static_cast<float>(mine.size()) : 0.0f};
@@ -54,27 +47,9 @@ void check_same_flags(const std::map<std::string, std::string>& flags, ProcessGr
     }
     all[static_cast<size_t>(root)] = decode(s);
   }
-  std::set<std::string> names;
-  for (const auto& f : all) {
-    for (const auto& [flag, value] : f) names.insert(flag);
-  }
-  std::string differs;
-  for (const std::string& flag : names) {
-    std::map<std::string, std::set<int>> by_value;  // value -> its ranks
-    for (int r = 0; r < world; ++r) {
-      const auto it = all[static_cast<size_t>(r)].find(flag);
-      by_value[it == all[static_cast<size_t>(r)].end() ? "(absent)" : it->second].insert(r);
-    }
-    if (by_value.size() == 1) continue;
-    differs += (differs.empty() ? "" : "; ") + flag + " differs across ranks:";
-    std::string sep = " ";
-    for (const auto& [value, ranks] : by_value) {
-      differs += sep + value + " on " + join_ranks(ranks);
-      sep = " vs ";
-    }
-  }
+  const std::string differs = flag_differences(all);
   if (!differs.empty()) {
-    throw ConfigError(differs + ". Start every rank with the same flags");
+    throw ConfigError(differs);
   }
 }
 

@@ -9,6 +9,9 @@
 // with the same text, naming the flag and each value with its ranks:
 //   "--lr differs across ranks: 0.05 on ranks 0, 2 vs 0.1 on rank 1. Start every rank
 //    with the same flags"
+// The drivers compare every declared flag at start-up, through the store (common/'s
+// flags_across_ranks.h, which words the differences for both); this check covers the
+// training loop when it runs without a driver, as in the tests.
 // What this is not: a check of the environment (MASTER_ADDR, ...: the handshake's job) or
 // of paths that may rightly differ between machines (--data).
 #pragma once

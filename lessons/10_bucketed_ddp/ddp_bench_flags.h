@@ -24,7 +24,9 @@ inline void add_ddp_bench_flags(Flags& flags, DdpBenchOptions& o) {
   flags.option("--bench-layers", o.layers, "--bench: number of hidden layers")
       .check(count_in(1, 1000))
       .show_default();
-  flags.option("--csv", o.csv_path, "--bench: CSV file").show_default();
+  flags.option("--csv", o.csv_path, "--bench: CSV file")
+      .check(writable(OutputPath::kFileInNewDirectory))
+      .show_default();
 }
 
 }  // namespace course

@@ -127,13 +127,16 @@ int main(int argc, char** argv) {
                 "after training, check K micro-batches with no_sync against one step")
         .check(course::count_in(1, 64))
         .show_default();
-    flags.option("--trace", g.trace,
-                 "after training, record a few steps as Chrome trace JSON (and an SVG beside it)");
+    flags
+        .option("--trace", g.trace,
+                "after training, record a few steps as Chrome trace JSON (and an SVG beside it)")
+        .check(course::writable(course::OutputPath::kFile));
     flags.option("--trace-steps", g.trace_steps, "steps to record with --trace")
         .check(course::count_in(1, 50))
         .show_default();
     course::add_ddp_bench_flags(flags, g.bench);
     flags.option("--svg", g.bench.svg_path, "--bench: plot of step time against bucket cap")
+        .check(course::writable(course::OutputPath::kFileInNewDirectory))
         .show_default();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);

@@ -78,7 +78,7 @@ std::map<std::string, std::string> capstone_run_config(const CapstoneOptions& o,
       {"seed", std::to_string(t.seed)},
       {"shuffle", t.shuffle ? "1" : "0"},
       {"limit", std::to_string(t.limit)},
-      {"optimizer", t.optimizer + " lr " + format_fixed(t.lr, 6) + " momentum " +
+      {"optimizer", t.optimizer + " lr " + format_fixed(learning_rate(t), 6) + " momentum " +
                         format_fixed(t.momentum, 4) + " wd " + format_fixed(t.weight_decay, 6)}};
 }
 

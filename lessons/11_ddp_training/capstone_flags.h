@@ -22,9 +22,13 @@ inline void add_capstone_flags(Flags& flags, CapstoneOptions& o) {
   o.train.batch_size = 64;
   add_ddp_training_flags(flags, o.train);
   flags.flag("--sync-bn", o.sync_bn, "SyncBatchNorm: batch statistics over every rank's rows");
-  flags.option("--run-dir", o.run_dir, "data cache, curves.csv and curves.svg").show_default();
-  flags.option("--checkpoint-dir", o.checkpoint_dir,
-               "rank 0 writes epoch-NNNN.safetensors here (default RUN_DIR/checkpoints)");
+  flags.option("--run-dir", o.run_dir, "data cache, curves.csv and curves.svg")
+      .check(writable(OutputPath::kDirectory))
+      .show_default();
+  flags
+      .option("--checkpoint-dir", o.checkpoint_dir,
+              "rank 0 writes epoch-NNNN.safetensors here (default RUN_DIR/checkpoints)")
+      .check(writable(OutputPath::kDirectory));
   flags.flag("--resume", o.resume, "continue from the newest checkpoint in --checkpoint-dir");
   flags
       .option("--crash-at-step", o.crash_step,

@@ -62,8 +62,10 @@ int main(int argc, char** argv) {
                 "machine, tcp otherwise)")
         .show_default();
     course::add_sweep_flags(flags, g_bench.sweep);
-    flags.option("--csv", g_bench.csv_path,
-                 "--bench: CSV file (default bench-results/lesson12_np<N>.csv)");
+    flags
+        .option("--csv", g_bench.csv_path,
+                "--bench: CSV file (default bench-results/lesson12_np<N>.csv)")
+        .check(course::writable(course::OutputPath::kFileInNewDirectory));
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

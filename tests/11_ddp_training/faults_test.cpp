@@ -298,6 +298,31 @@ TEST(CapstoneFaults, EveryNumericFlagIsRangeChecked) {
   EXPECT_EQ(o.train.hidden, (std::vector<int64_t>{16, 8}));
 }
 
+// --checkpoint-dir /proc/nope failed after the first epoch, naming neither flag nor rank.
+TEST(CapstoneFaults, OutputPathsThatCannotBeWrittenAreUsageErrorsAtStartUp) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--checkpoint-dir", "/proc/nope"},
+                                             {"--run-dir", "/proc/nope/run"},
+                                             {"--checkpoint", "/nonexistent/d/x"}}) {
+    Flags flags;
+    CapstoneOptions o;
+    add_capstone_flags(flags, o);
+    std::string what;
+    EXPECT_EQ(flags.parse(args, what), Parsed::kUsageError) << args[0] << " was accepted";
+    EXPECT_NE(what.find(args[0] + ": cannot write " + args[1]), std::string::npos) << what;
+  }
+}
+
+// The metadata recorded the default learning rate as "lr -1.000000".
+TEST(CapstoneFaults, TheRunConfigRecordsTheLearningRateUsed) {
+  CapstoneOptions o = tiny("unused", 1);
+  EXPECT_NE(capstone_run_config(o, {784, 8, 10}, 2).at("optimizer").find("sgd lr 0.050000 "),
+            std::string::npos);
+  o.train.optimizer = "adam";
+  EXPECT_NE(capstone_run_config(o, {784, 8, 10}, 2).at("optimizer").find("adam lr 0.001000 "),
+            std::string::npos);
+}
+
 TEST(CapstoneFaults, CheckpointFlagWritesTheFinalStateDict) {
   ScratchDir dir("final");
   CapstoneOptions o = tiny(dir.path, 1);

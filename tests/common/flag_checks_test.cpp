@@ -4,6 +4,10 @@
 #include "flag_checks.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "driver.h"
 #include "flags.h"
@@ -109,6 +113,44 @@ TEST(Flags, EveryDeclaredKindOfFlagParses) {
   const std::string help = testing::internal::GetCapturedStdout();
   EXPECT_NE(help.find("--sizes"), std::string::npos) << help;
   EXPECT_NE(help.find("INT in 1 to 9"), std::string::npos) << help;
+}
+
+// An output path is tried when the flags are parsed, not when the run ends, and the
+// problem names the flag.
+TEST(FlagChecks, OutputPathsAreTriedBeforeAnythingRuns) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("course-flag-paths-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto problem = [](OutputPath kind, const std::string& path) {
+    Flags flags;
+    std::string target, problem;
+    flags.option("--out", target).check(writable(kind));
+    flags.parse({"--out", path}, problem);
+    return problem;
+  };
+  const std::string missing = problem(OutputPath::kFile, "/nonexistent/d/x");
+  EXPECT_NE(missing.find("--out: cannot write /nonexistent/d/x: its directory /nonexistent/d "
+                         "does not exist"),
+            std::string::npos)
+      << missing;
+  const std::string proc = problem(OutputPath::kDirectory, "/proc/nope");
+  EXPECT_NE(proc.find("--out: cannot write /proc/nope: nothing can be created in /proc"),
+            std::string::npos)
+      << proc;
+  EXPECT_NE(problem(OutputPath::kFile, dir.string()).find("it is a directory"), std::string::npos);
+  std::ofstream((dir / "plain").string()) << "x";
+  EXPECT_NE(
+      problem(OutputPath::kDirectory, (dir / "plain" / "sub").string()).find("is not a directory"),
+      std::string::npos);
+  EXPECT_EQ(problem(OutputPath::kFile, (dir / "x.safetensors").string()), "");
+  EXPECT_EQ(problem(OutputPath::kFileInNewDirectory, (dir / "new" / "x.csv").string()), "");
+  EXPECT_EQ(problem(OutputPath::kDirectory, (dir / "runs" / "a").string()), "");
+  EXPECT_EQ(problem(OutputPath::kFile, ""), "");  // nothing written
+  // Trying leaves nothing behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
 }
 
 TEST(FlagChecks, AUsageErrorPrintsTheVerdictAndExits64) {
