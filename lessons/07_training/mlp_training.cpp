@@ -34,13 +34,19 @@ std::string check_checkpoint(const MlpTrainingOptions& o, const std::vector<int6
   const std::string path =
       keep ? o.checkpoint
            : env_or("TMPDIR", "/tmp") + "/lesson07-" + std::to_string(::getpid()) + ".safetensors";
+  // The temporary file goes on every way out, a throw from saving or loading included.
+  struct RemoveTemporary {
+    const std::string* path;
+    ~RemoveTemporary() {
+      if (path != nullptr) ::unlink(path->c_str());
+    }
+  } remove{keep ? nullptr : &path};
   save_checkpoint(path, model, &optimizer, {{"epochs", std::to_string(epochs)}});
   Rng other_seed(o.seed + 1);
   std::shared_ptr<Sequential> fresh = make_mlp(sizes, other_seed);
   move_module_to(*fresh, parse_device(o.training.device));
   std::unique_ptr<Optimizer> fresh_optimizer = make_optimizer(o.training, fresh->parameters());
   load_checkpoint(path, *fresh, fresh_optimizer.get());
-  if (!keep) ::unlink(path.c_str());
   const NamedTensors a = model.state_dict(), b = fresh->state_dict();
   for (size_t i = 0; i < a.size(); ++i) {
     const std::vector<float> x = a[i].second.to_vector(), y = b[i].second.to_vector();

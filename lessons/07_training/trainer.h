@@ -47,7 +47,9 @@ struct EpochStats {
   int64_t steps = 0;
 };
 
-/// Runs train_step over every batch of `loader`'s epoch `epoch`.
+/// Runs train_step over every batch of `loader`'s epoch `epoch`. Throws Error at the first
+/// step whose loss is NaN or infinite ("the loss is nan at step 4 of epoch 1: ..."): every
+/// step after it would train on it.
 EpochStats train_epoch(Module& model, Optimizer& optimizer, DataLoader& loader, int64_t epoch);
 
 struct EvalStats {

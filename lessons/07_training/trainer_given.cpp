@@ -1,6 +1,8 @@
 // trainer_given.cpp: lesson 07, given: count_correct, the epoch loop around train_step
 // (the exercise, trainer.cpp) and evaluate.
 #include <chrono>
+#include <cmath>
+#include <string>
 
 #include "clock.h"
 #include "error.h"
@@ -29,6 +31,11 @@ EpochStats train_epoch(Module& model, Optimizer& optimizer, DataLoader& loader, 
     const double matmul_before = thread_matmul_stats().seconds;
     const auto step_start = Clock::now();
     const StepResult r = train_step(model, optimizer, *batch);
+    if (!std::isfinite(r.loss)) {
+      throw Error("the loss is " + std::string(std::isnan(r.loss) ? "nan" : "inf") + " at step " +
+                  std::to_string(stats.steps + 1) + " of epoch " + std::to_string(epoch + 1) +
+                  ": training stopped at the first non-finite value. Lower --lr, check the data");
+    }
     stats.step_seconds += seconds_since(step_start);
     stats.matmul_seconds += thread_matmul_stats().seconds - matmul_before;
     const int64_t b = batch->targets.numel();

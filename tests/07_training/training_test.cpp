@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "../support/blobs.h"
 #include "../support/temp_dir.h"
@@ -61,6 +62,29 @@ TEST(Training, EpochsLearnAndTheirStatisticsAddUp) {
   EXPECT_EQ(e.samples, 90);
   EXPECT_GT(e.accuracy, 0.9);
   EXPECT_GT(e.loss, 0.0);
+}
+
+// ./lesson07 --lr 1e6 trained a whole epoch of "loss nan": the epoch stops at the first
+// non-finite loss and names its step.
+TEST(Training, AnEpochStopsAtTheFirstNonFiniteLoss) {
+  Rng rng(2);
+  const auto mlp = make_mlp({8, 16, 3}, rng);
+  Sgd opt(mlp->parameters(), {.lr = 0.1f});
+  Dataset train = blobs(320);
+  // Example 100, in the 4th batch of 32: an infinite input makes infinite logits (a NaN
+  // one would not do: ReLU turns it into 0).
+  train.inputs.data()[100 * 8 + 5] = std::numeric_limits<float>::infinity();
+  DataLoader loader(train, 32, std::make_shared<SequentialSampler>(320));
+  try {
+    train_epoch(*mlp, opt, loader, 1);
+    ADD_FAILURE() << "an epoch with a non-finite loss ran to its end";
+  } catch (const NotImplementedError&) {
+    throw;  // train_step is still a stub
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(" at step 4 of epoch 2: training stopped"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(opt.step_count(), 4);  // not one step past it
 }
 
 TEST(Training, EvaluateChangesNothingAndRecordsNoGraph) {
