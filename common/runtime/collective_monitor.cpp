@@ -15,8 +15,8 @@ namespace course {
 namespace {
 
 /// The monitor's store requests wait at most this long for a reply: a frozen store host
-/// must not stall the diagnosis much past its grace.
-constexpr Millis kMonitorStoreIo{3000};
+/// (rank 0) is then named as soon as a frozen other rank is, one grace after the error.
+constexpr Millis kMonitorStoreIo = kCollectiveMonitorGrace;
 
 // ---- the agent: one thread per (store, rank), answering alarms ---------------------------
 //

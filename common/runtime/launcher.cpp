@@ -269,8 +269,16 @@ int watch(std::vector<Child>& children, ChildGroup& group, const SignalRelay& re
         stop_at = Clock::now() + std::chrono::milliseconds(opt.last_words_ms);
       }
     }
-    if (failed && !stopping && running > 0 && Clock::now() >= stop_at) stop_all(SIGTERM);
-    if (stopping && !killed && running > 0 && Clock::now() >= kill_at) {
+    // Ranks that are all stopped (SIGSTOP, a debugger) have no last words to wait for, and
+    // a SIGTERM waits until they are continued: they go at once.
+    const bool all_frozen =
+        failed && running > 0 && std::all_of(children.begin(), children.end(), [](Child& c) {
+          return c.exited || process_is_stopped(c.pid);
+        });
+    if (failed && !stopping && running > 0 && (all_frozen || Clock::now() >= stop_at)) {
+      stop_all(SIGTERM);
+    }
+    if (stopping && !killed && running > 0 && (all_frozen || Clock::now() >= kill_at)) {
       group.signal_all(SIGKILL);
       killed = true;
     }

@@ -186,6 +186,24 @@ TEST(Launcher, NamesAStoppedRankAndLeavesNothingBehind) {
   fs::remove_all(dir);
 }
 
+// When every rank still running is stopped, none has last words to give, nor acts on
+// SIGTERM: the launcher kills them at once (it waited 2 s, then 2 s more, before).
+TEST(Launcher, StoppedRanksAreKilledAtOnceWhenNoOtherIsLeft) {
+  const fs::path dir = scratch_dir();
+  const auto t0 = Clock::now();
+  const LaunchResult result = launch_sh(
+      3, "echo $$ > \"" + dir.string() +
+             "/pid.$RANK\"; case $RANK in 0) sleep 0.5; echo 'lesson99: FAIL rank 1 and 2 are "
+             "frozen'; exit 1;; *) kill -STOP $$;; esac");
+  const auto took = Clock::now() - t0;
+  EXPECT_LT(took, 2s) << std::chrono::duration<double>(took).count() << " s";
+  EXPECT_EQ(result.first_failed, 0);
+  EXPECT_NE(result.failure.find("ranks 1, 2 were frozen"), std::string::npos) << result.failure;
+  const std::vector<pid_t> pids = wait_for_pids(dir, 3);
+  for (int r = 0; r < 3; ++r) EXPECT_FALSE(alive(pids[r])) << "rank " << r << " survived";
+  fs::remove_all(dir);
+}
+
 // A rank that spins (alive, not stopped, silent) is named by the peers that timed out on it.
 TEST(Launcher, NamesTheSilentRankThatOthersTimedOutOn) {
   const LaunchResult result = launch_sh(
