@@ -46,12 +46,12 @@
 //
 // ONE STEP, per stage:
 //
-//  forward, unit i    stage 3: gather(i) (all-gather the shards into `full`), prefetch
-//                     gather(i+1), run the layers, reshard(i) (free `full`);
-//                     stages 1-2 after a step: gather every unit (the updated shards)
+//  forward, unit i    stage 3: unshard(i) (all-gather the shards into `full`), prefetch
+//                     unshard(i+1), run the layers, reshard(i) (free `full`);
+//                     stages 1-2 after a step: unshard every unit (the updated shards)
 //                     first. In grad mode the unit's output gets a pre-backward node.
 //  backward, unit i   pre_backward(i), when the gradient reaches the unit's output:
-//                     stage 3: gather(i) again, prefetch gather(i-1).
+//                     stage 3: unshard(i) again, prefetch unshard(i-1).
 //                     post_backward(i), when every parameter of the unit has its gradient
 //                     (copied into the flat grad_buffer by the given hooks): stage 3:
 //                     reshard(i); start the reduce-scatter of grad_buffer into shard_grad
@@ -96,6 +96,10 @@
 #include "sequential.h"
 
 namespace course {
+
+/// "unit 3": how the ledger and the errors name unit i (fsdp_given.cpp's allocations say
+/// "the gathered parameters of " + unit_name(i)).
+std::string unit_name(size_t i);
 
 struct ShardingOptions {
   int stage = 3;                ///< 1: optimizer state; 2: + gradients; 3: + parameters (FSDP)
@@ -172,22 +176,45 @@ class ShardedModel final : public Module, public GradientSync {
   int64_t largest_unit() const;
 
   // ---- The exercise (fsdp.cpp) ---------------------------------------------------------
-  /// Starts the all-gather of unit i's shards into its `full` buffer unless it is gathered
-  /// or already being gathered; stage 3 first gives `full` its storage back (ledger:
-  /// gathered). Does not wait.
-  void gather(size_t i);
-  /// Waits for unit i's all-gather, if one is in flight; afterwards `full` is current.
+  // torch FSDP's FlatParamHandle.unshard / reshard, and its pre- and post-backward hooks.
+  // Every method runs on the training thread; the collectives it starts are issued in the
+  // same order on every rank because forward and backward visit the units in the same
+  // order everywhere (the schedule above).
+
+  /// Unit i's parameters, full, in `full` (torch's unshard).
+  /// REQUIRES: i < units().size().
+  /// EFFECT: nothing when the unit is gathered or its all-gather is in flight; else stage 3
+  ///   first gives `full` its storage back (ledger: gathered, unit_name(i)), then the
+  ///   all-gather of every rank's `shard` into `full` starts (`gathering`). Does not wait.
+  /// Collective: every rank calls it for the same unit at the same point of the schedule.
+  void unshard(size_t i);
+  /// REQUIRES: i < units().size().
+  /// EFFECT: waits for unit i's all-gather, if one is in flight; then `gathered` is true
+  ///   and `full` holds the current parameters. Not collective (it only waits).
   void wait_gathered(size_t i);
-  /// Stage 3: frees unit i's `full` (its storage resized to 0; ledger: gathered released).
-  /// Stages 1-2 keep it: a no-op.
+  /// Unit i's `full` freed (torch's reshard).
+  /// REQUIRES: i < units().size(); no all-gather of unit i in flight.
+  /// EFFECT: stage 3, when gathered: `full`'s storage resized to 0, the ledger's gathered
+  ///   bytes released, `gathered` false. Stages 1-2 keep `full` (the layers' parameters are
+  ///   views into it): a no-op. Not collective.
   void reshard(size_t i);
-  /// When the gradient reaches unit i's output, before its layers' backward.
+  /// Called by the pre-backward node when the gradient reaches unit i's output, before its
+  /// layers' backward.
+  /// EFFECT: unit i unsharded and waited for; stage 3 with prefetch: unit i-1's unshard
+  ///   started first (backward visits the units last to first).
+  /// Collective: as unshard.
   void pre_backward(size_t i);
-  /// When every parameter of unit i has its gradient in grad_buffer: reshard (stage 3) and
-  /// start the reduction.
+  /// Called when every parameter of unit i has its gradient in grad_buffer.
+  /// REQUIRES: no reduction of unit i in flight.
+  /// EFFECT: stage 3: reshard(i); then the SUM reduce-scatter of grad_buffer into
+  ///   shard_grad starts (`reducing`); not waited for.
+  /// Collective: every rank, for the same unit, in the same order.
   void post_backward(size_t i);
-  /// Waits for unit i's reduction, if one is in flight, and makes the mean of this rank's
-  /// shard the optimizer's gradient (stages 2-3: grad_buffer freed).
+  /// REQUIRES: i < units().size().
+  /// EFFECT: when a reduction of unit i is in flight: waited for, shard_grad divided by N
+  ///   (the mean of this rank's shard), stages 2-3 free grad_buffer (free_grad_buffer:
+  ///   ledger communication released), and shard_param's grad() is shard_grad. Else
+  ///   nothing. Not collective (it only waits).
   void collect_reduced(size_t i);
 
  private:

@@ -25,11 +25,11 @@ struct PreBackwardNode final : Node {
   std::string name() const override { return "FsdpPreBackward"; }
 };
 
+}  // namespace
+
 std::string unit_name(size_t i) {
   return "unit " + std::to_string(i);
 }
-
-}  // namespace
 
 ShardedModel::ShardedModel(std::shared_ptr<Sequential> model, ProcessGroup& group,
                            const ShardingOptions& options, MemoryLedger& ledger)
@@ -197,7 +197,7 @@ void ShardedModel::gather_after_step() {
   stale_ = false;
   for (size_t i = 0; i < units_.size(); ++i) {
     units_[i].gathered = false;
-    gather(i);
+    unshard(i);
   }
   for (size_t i = 0; i < units_.size(); ++i) wait_gathered(i);
 }
@@ -265,7 +265,7 @@ NamedTensors ShardedModel::full_state_dict() {
   NamedTensors out;
   for (size_t i = 0; i < units_.size(); ++i) {
     FlatUnit& unit = units_[i];
-    gather(i);
+    unshard(i);
     wait_gathered(i);
     for (size_t j = 0; j < unit.params.size(); ++j) {
       out.emplace_back(unit.names[j], unit.params[j].data().clone());

@@ -23,7 +23,9 @@
 #include "flags.h"
 #include "process_group_factory.h"
 #include "sharding.h"
-#include "sharding_driver.h"
+#include "sharding_bench.h"
+#include "sharding_self_check.h"
+#include "sharding_training.h"
 
 namespace {
 

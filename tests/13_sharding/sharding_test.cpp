@@ -23,7 +23,9 @@
 #include "ring_halves.h"
 #include "rng.h"
 #include "sequential.h"
-#include "sharding_driver.h"
+#include "sharding_bench.h"
+#include "sharding_self_check.h"
+#include "sharding_training.h"
 #include "tensor_ops.h"
 
 namespace course::test {
