@@ -6,6 +6,7 @@
 
 #include "comm_hooks.h"
 #include "ops.h"
+#include "rng.h"
 #include "sync_check.h"
 #include "tensor_ops.h"
 
@@ -86,6 +87,39 @@ std::string check_orthogonalize(int rank) {
   if (max_abs_diff(back, a) > 1e-3f) {
     return "orthogonalize: the columns no longer span the input's (Q Q^T A differs from A by " +
            std::to_string(max_abs_diff(back, a)) + ")";
+  }
+  // A rank-deficient P, as a gradient's is at a high rank (M of rank 3 with singular
+  // values about 1, 3e-3 and 1e-5, times a random 8 x 8 Q): every column unit or zero,
+  // orthogonal to the others. One pass of Gram-Schmidt leaves rounding along the earlier
+  // columns here, and PowerSGD at full rank drifts from the mean.
+  {
+    const int64_t rows = 48, cols = 8;
+    Tensor left = Tensor::empty({rows, 3}), right = Tensor::empty({3, cols});
+    Tensor mix = Tensor::empty({cols, cols});
+    Rng rng(static_cast<uint64_t>(rank) + 1);
+    for (float& v : left.span()) v = rng.uniform(-1.0f, 1.0f);
+    for (float& v : right.span()) v = rng.uniform(-1.0f, 1.0f);
+    for (float& v : mix.span()) v = rng.uniform(-1.0f, 1.0f);
+    for (int64_t k = 0; k < rows; ++k) {
+      left.data()[k * 3 + 1] *= 3e-3f;
+      left.data()[k * 3 + 2] *= 9e-6f;
+    }
+    Tensor p = matmul(matmul(left, right), mix);
+    orthogonalize(p);
+    const Tensor g = matmul(p, p, true, false);
+    for (int64_t i = 0; i < cols; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const float v = g.data()[i * cols + j];
+        const bool ok =
+            i == j ? std::fabs(v - 1.0f) < 1e-5f || std::fabs(v) < 1e-6f : std::fabs(v) < 1e-5f;
+        if (ok) continue;
+        return "orthogonalize on a rank-deficient matrix (rank 3, 8 columns): column " +
+               std::to_string(i) + " . column " + std::to_string(j) + " is " + std::to_string(v) +
+               (i == j ? ", neither 1 nor 0" : ", not 0") +
+               ": one pass leaves rounding along the earlier columns; take the projections "
+               "twice, in double";
+      }
+    }
   }
   // A column in the span of the ones before it becomes zeros, not NaN.
   Tensor dependent = Tensor::empty({4, 2});

@@ -14,7 +14,7 @@ namespace course {
 void orthogonalize(const Tensor& m) {
   [[maybe_unused]] const int64_t n = m.shape()[0];
   [[maybe_unused]] const int64_t r = m.shape()[1];
-  // TODO(lesson14): column by column: minus its projections on the columns before, then unit
+  // TODO(lesson14): in double: each column minus its projections, twice, then unit length
   COURSE_TODO();
 }
 

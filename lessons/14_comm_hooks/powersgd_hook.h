@@ -14,7 +14,7 @@
 //            every other parameter (biases, small matrices) is all-reduced as it is
 //          P = M Q             for every compressed M (Q: m x r, kept from the last step)
 //          all-reduce the uncompressed values, then every P (one flat buffer each)
-//          orthogonalise each P (Gram-Schmidt on its columns)
+//          orthogonalise each P (Gram-Schmidt on its columns, twice)
 //          Q = Mᵀ P;  all-reduce every Q;  Q /= N
 //          error = M (with the old error) - M_approx, M_approx = P Qᵀ (the mean's rank-r
 //          approximation) written into the bucket (write_low_rank, in one pass); for the
@@ -143,13 +143,21 @@ class PowerSgd {
 
 // ---- The exercise (powersgd_hook.cpp) ------------------------------------------------
 
-/// Gram-Schmidt on the columns of the 2-D tensor `m` (n x r), in place: column j minus its
-/// projections on the columns before it, then divided by its norm. A column of which less
-/// than 1e-4 of its norm is left after the projections lies in the span of the ones before
-/// it, up to float32 rounding: it becomes zeros (normalised, its rounding noise would be a
-/// unit vector in no particular direction, and not orthogonal to the others). So does a
-/// zero column. (torch divides by the norm plus an epsilon, 0 by default.)
-/// EFFECT: the non-zero columns are orthonormal and span what the input's columns span.
+/// Gram-Schmidt on the columns of the 2-D tensor `m` (n x r), in place, in double
+/// precision: column j minus its projections on the columns before it (modified
+/// Gram-Schmidt: each projection taken from what the previous ones left), the whole pass
+/// twice, then divided by its norm. One pass loses orthogonality in proportion to how
+/// nearly dependent the columns are: the residue of a column that lies almost in the span
+/// of the others is mostly rounding, and normalised it points partly along them, so P Pᵀ is
+/// no longer a projection and PowerSGD at full rank is no longer exact. The second pass
+/// removes that rounding ("twice is enough", Giraud et al. 2005): every column left is
+/// orthogonal to the others to double's precision, whatever the input's rank, as the Q of
+/// a QR decomposition is (torch's _orthogonalize uses torch.linalg.qr above rank 2). A
+/// column with less than 1e-10 of its norm left (in the span of the ones before it to
+/// double's precision, or zero) becomes zeros.
+/// REQUIRES: m 2-D, contiguous float32 on the CPU.
+/// EFFECT: the non-zero columns are orthonormal (to float32's precision) and span what
+///   the input's columns span.
 void orthogonalize(const Tensor& m);
 
 }  // namespace course

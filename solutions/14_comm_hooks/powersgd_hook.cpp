@@ -14,23 +14,26 @@ namespace course {
 void orthogonalize(const Tensor& m) {
   const int64_t n = m.shape()[0];
   const int64_t r = m.shape()[1];
-  // BEGIN SOLUTION: column by column: minus its projections on the columns before, then unit
+  // BEGIN SOLUTION: in double: each column minus its projections, twice, then unit length
   float* d = m.data();
+  std::vector<double> a(d, d + n * r);
   for (int64_t j = 0; j < r; ++j) {
     double before = 0;
-    for (int64_t k = 0; k < n; ++k) before += static_cast<double>(d[k * r + j]) * d[k * r + j];
-    for (int64_t i = 0; i < j; ++i) {
-      double dot = 0;
-      for (int64_t k = 0; k < n; ++k) dot += static_cast<double>(d[k * r + i]) * d[k * r + j];
-      for (int64_t k = 0; k < n; ++k) d[k * r + j] -= static_cast<float>(dot) * d[k * r + i];
+    for (int64_t k = 0; k < n; ++k) before += a[k * r + j] * a[k * r + j];
+    for (int pass = 0; pass < 2; ++pass) {  // the second removes what rounding left
+      for (int64_t i = 0; i < j; ++i) {
+        double dot = 0;
+        for (int64_t k = 0; k < n; ++k) dot += a[k * r + i] * a[k * r + j];
+        for (int64_t k = 0; k < n; ++k) a[k * r + j] -= dot * a[k * r + i];
+      }
     }
     double norm2 = 0;
-    for (int64_t k = 0; k < n; ++k) norm2 += static_cast<double>(d[k * r + j]) * d[k * r + j];
+    for (int64_t k = 0; k < n; ++k) norm2 += a[k * r + j] * a[k * r + j];
     const double norm = std::sqrt(norm2);
-    const bool in_span = !(norm > 1e-4 * std::sqrt(before));  // what is left is rounding
-    const float inv = in_span ? 0.0f : static_cast<float>(1.0 / norm);
-    for (int64_t k = 0; k < n; ++k) d[k * r + j] *= inv;
+    const double inv = norm > 1e-10 * std::sqrt(before) ? 1.0 / norm : 0.0;
+    for (int64_t k = 0; k < n; ++k) a[k * r + j] *= inv;
   }
+  for (int64_t k = 0; k < n * r; ++k) d[k] = static_cast<float>(a[k]);
   // END SOLUTION
 }
 
