@@ -129,6 +129,8 @@ struct FlatUnit {
   size_t grads_pending = 0;  ///< parameters whose gradient has not arrived this backward
 };
 
+struct FsdpPreBackwardNode;
+
 class ShardedModel final : public Module, public GradientSync {
  public:
   /// Groups `model`'s layers into units, flattens and shards them, and makes every rank's
@@ -174,6 +176,21 @@ class ShardedModel final : public Module, public GradientSync {
   int64_t padded_count() const;
   /// The largest unit's padded elements (what stage 3 gathers at once, twice with prefetch).
   int64_t largest_unit() const;
+
+  /// The first rule of the schedule above this model has broken so far, "" when none
+  /// (given code watches, the exercise does not have to):
+  ///   - stage 3, when unit i's layers run in forward: exactly unit i, and with prefetch
+  ///     unit i+1, are gathered or being gathered (forward prefetches the next unit);
+  ///   - stage 3, when pre_backward(i) returns: unit i is gathered, and of the units
+  ///     before it exactly unit i-1 with prefetch (none without) is gathered or being
+  ///     gathered; none after i+1 (backward runs last to first);
+  ///   - stages 2-3, after finish_backward: no unit holds its unsharded grad_buffer
+  ///     (collect_reduced frees it);
+  ///   - the ledger's peak at most 10% above modelled_bytes_per_rank for this model
+  ///     (which holds when the ledger is this model's alone).
+  /// The text names the function and the rule ("forward: unit 0 ran with units 0 and 2
+  /// gathered or being gathered; ..."). Not collective.
+  std::string schedule_problem() const;
 
   // ---- The exercise (fsdp.cpp) ---------------------------------------------------------
   // torch FSDP's FlatParamHandle.unshard / reshard, and its pre- and post-backward hooks.
@@ -224,7 +241,9 @@ class ShardedModel final : public Module, public GradientSync {
   void register_hooks();
   void on_gradient(size_t unit, size_t param);
   Variable attach_pre_backward(const Variable& out, size_t unit);
-  Variable run_layers(const FlatUnit& unit, Variable x) const;
+  Variable run_layers(const FlatUnit& unit, Variable x);
+  void check_held(size_t unit, bool backward);
+  friend struct FsdpPreBackwardNode;
   void gather_after_step();
   void free_grad_buffer(FlatUnit& unit);
 
@@ -235,7 +254,8 @@ class ShardedModel final : public Module, public GradientSync {
   int rank_ = 0, world_ = 1;
   std::vector<FlatUnit> units_;
   std::vector<std::pair<Variable, int>> hooks_;  // (parameter, hook id), removed at the end
-  bool stale_ = false;  // stages 1-2: the shards were stepped; `full` is not yet current
+  bool stale_ = false;            // stages 1-2: the shards were stepped; `full` is not yet current
+  std::string schedule_problem_;  // the first rule broken (schedule_problem)
 };
 
 /// The ZeRO paper's bytes per rank for `stage` (0: DDP) with Ψ = params, N ranks and

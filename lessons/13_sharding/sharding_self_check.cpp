@@ -16,8 +16,8 @@ namespace course {
 
 const char* const kLesson13SelfCheckPassed =
     "self-check: the ring's reduce-scatter and all-gather (4 sizes, sum and avg, in place) "
-    "and stages 1, 2 and 3 (two SGD and two Adam steps, equal to lesson 10's DDP) match their "
-    "oracles";
+    "and stages 1, 2 and 3 (two SGD and two Adam steps, equal to lesson 10's DDP, each unit "
+    "gathered and freed in its turn) match their oracles";
 
 namespace {
 
@@ -99,7 +99,9 @@ std::vector<Batch> synthetic_batches(int rank, int steps, int64_t rows) {
 }
 
 std::string check_stages(ProcessGroup& group) {
-  const std::vector<int64_t> sizes{784, 33, 10};  // 26245 parameters: odd, and not a multiple of 3
+  // Three units (one per Linear), so that prefetch has a unit after the next to get wrong;
+  // 26663 parameters: odd, and not a multiple of 3.
+  const std::vector<int64_t> sizes{784, 33, 17, 10};
   const std::vector<Batch> batches = synthetic_batches(group.rank(), 2, 8);
   // SGD first: it moves by the gradient's size, so a sum where the mean belongs shows;
   // Adam (scale-free) then checks its state follows the shards.
@@ -109,31 +111,42 @@ std::string check_stages(ProcessGroup& group) {
     o.momentum = 0.0f;
     o.lr = o.optimizer == "adam" ? 1e-2f : 0.1f;
     for (int stage : {1, 2, 3}) {
-      const double difference = compare_sharded_with_ddp(
-          o, {.stage = stage, .optimizer_slots = o.optimizer == "adam" ? 2 : 0}, sizes, batches,
-          group);
-      if (!(difference <= sharded_tolerance(o))) {
-        return "stage " + std::to_string(stage) + ": after two " + o.optimizer +
-               " steps the parameters differ from lesson 10's DDP by " +
-               std::to_string(difference) + " (tolerance " + std::to_string(sharded_tolerance(o)) +
-               ")" +
-               (stage == 1 ? ": is the gradient divided by N, and are the shards all-gathered?"
-                           : ": reduce-scatter into shard_grad, divide by N (collect_reduced), "
-                             "gather before each forward");
+      for (bool prefetch : {true, false}) {
+        if (!prefetch && stage != 3) continue;
+        const ShardedComparison c =
+            compare_sharded_with_ddp(o,
+                                     {.stage = stage,
+                                      .prefetch = prefetch,
+                                      .optimizer_slots = o.optimizer == "adam" ? 2 : 0},
+                                     sizes, batches, group);
+        const std::string which =
+            "stage " + std::to_string(stage) + (stage == 3 && !prefetch ? " without prefetch" : "");
+        if (!c.problem.empty()) return which + ": " + c.problem;
+        if (!(c.difference <= sharded_tolerance(o))) {
+          return which + ": after two " + o.optimizer +
+                 " steps the parameters differ from lesson 10's DDP by " +
+                 std::to_string(c.difference) + " (tolerance " +
+                 std::to_string(sharded_tolerance(o)) + ")" +
+                 (stage == 1 ? ": is the gradient divided by N, and are the shards all-gathered?"
+                             : ": reduce-scatter into shard_grad, divide by N (collect_reduced), "
+                               "unshard before each forward");
+        }
       }
     }
   }
   return "";
 }
+
 }  // namespace
 
 double sharded_tolerance(const DdpTrainingOptions& o) {
   return equivalence_tolerance(o);
 }
 
-double compare_sharded_with_ddp(const DdpTrainingOptions& o, const ShardingOptions& sharding,
-                                const std::vector<int64_t>& sizes,
-                                const std::vector<Batch>& batches, ProcessGroup& group) {
+ShardedComparison compare_sharded_with_ddp(const DdpTrainingOptions& o,
+                                           const ShardingOptions& sharding,
+                                           const std::vector<int64_t>& sizes,
+                                           const std::vector<Batch>& batches, ProcessGroup& group) {
   const int rank = group.rank();
   std::shared_ptr<Sequential> reference = make_ddp_model(o, sizes, rank);
   DistributedDataParallel ddp(*reference, group, {.gradient_as_bucket_view = true});
@@ -146,8 +159,11 @@ double compare_sharded_with_ddp(const DdpTrainingOptions& o, const ShardingOptio
     ddp_train_step(*reference, *reference_optimizer, ddp, batch);
     ddp_train_step(sharded, *optimizer, sharded, batch);
   }
+  ShardedComparison result;
   const double difference = max_abs_difference(reference->state_dict(), sharded.full_state_dict());
-  return max_over_ranks(difference, group);
+  result.difference = max_over_ranks(difference, group);
+  result.problem = first_problem_on_any_rank(sharded.schedule_problem(), group);
+  return result;
 }
 
 std::string run_lesson13_self_check(ProcessGroup& group) {

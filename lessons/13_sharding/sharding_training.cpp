@@ -77,7 +77,9 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
       if (std::optional<Batch> b = loader.next()) first.push_back(*b);
     }
   }
-  const double difference = compare_sharded_with_ddp(o, sharding, data.sizes, first, group);
+  const ShardedComparison comparison =
+      compare_sharded_with_ddp(o, sharding, data.sizes, first, group);
+  const double difference = comparison.difference;
   if (talk) {
     out << "equivalence: " << first.size() << " steps of stage " << sharding.stage
         << " vs lesson 10's DDP: largest parameter difference " << difference << " (tolerance "
@@ -162,6 +164,11 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
   }
   const std::string differs = check_identical_across_ranks(model.full_state_dict(), group);
   if (!differs.empty()) return Verdict::fail(differs);
+  for (const std::string& problem :
+       {comparison.problem, first_problem_on_any_rank(model.schedule_problem(), group)}) {
+    if (!problem.empty())
+      return Verdict::fail("stage " + std::to_string(sharding.stage) + ": " + problem);
+  }
   if (!(difference <= sharded_tolerance(o))) {
     return Verdict::fail("stage " + std::to_string(sharding.stage) + " differs from DDP by " +
                          std::to_string(difference) + " after " + std::to_string(first.size()) +
