@@ -20,8 +20,26 @@ namespace {
 
 // ---- The self-check ------------------------------------------------------------------
 
-// Element i of rank r's test vector: rank- and index-dependent, of mixed signs, some large.
-float test_value(int rank, size_t i) {
+// Element i of rank r's test vector on `world` ranks: rank- and index-dependent, of mixed
+// signs, some large, and two kinds of element where the order of the division shows at
+// any world size:
+//   near fp16's limit   about 50000 on every rank: the sum overflows fp16 (65504) unless
+//                       each value is divided by N before the cast;
+//   subnormal means     x / N = (1.375 + 4r) * 2^-24, a subnormal of fp16 that rounds down
+//                       once, where x rounded to fp16 first and then divided rounds up.
+bool near_limit(size_t i) {
+  return i % 89 == 1;
+}
+bool subnormal_mean(size_t i) {
+  return i % 83 == 2;
+}
+
+float test_value(int world, int rank, size_t i) {
+  if (near_limit(i)) return 50000.0f - 100.0f * static_cast<float>(rank);
+  if (subnormal_mean(i)) {
+    return (1.375f + 4.0f * static_cast<float>(rank)) * static_cast<float>(world) *
+           std::ldexp(1.0f, -24);
+  }
   return static_cast<float>((static_cast<int64_t>(i * 37 + static_cast<size_t>(rank) * 11) % 101) -
                             50) *
              0.0173f +
@@ -33,7 +51,8 @@ float test_value(int rank, size_t i) {
 float compressed_mean(int world, size_t i, HalfKind kind) {
   float sum = 0;
   for (int r = 0; r < world; ++r) {
-    sum += half_to_float(float_to_half(test_value(r, i) / static_cast<float>(world), kind), kind);
+    sum += half_to_float(float_to_half(test_value(world, r, i) / static_cast<float>(world), kind),
+                         kind);
   }
   return half_to_float(float_to_half(sum, kind), kind);
 }
@@ -42,7 +61,7 @@ std::string check_compression(ProcessGroup& group, HalfKind kind) {
   const int world = group.size();
   const size_t n = 1031;
   Tensor buffer = Tensor::empty({static_cast<int64_t>(n)});
-  for (size_t i = 0; i < n; ++i) buffer.data()[i] = test_value(group.rank(), i);
+  for (size_t i = 0; i < n; ++i) buffer.data()[i] = test_value(world, group.rank(), i);
   compress_and_all_reduce(group, buffer, kind);
   for (size_t i = 0; i < n; ++i) {
     const float got = buffer.data()[i], want = compressed_mean(world, i, kind);
@@ -50,10 +69,36 @@ std::string check_compression(ProcessGroup& group, HalfKind kind) {
     std::ostringstream why;
     why << "compress_and_all_reduce (" << half_name(kind) << ", " << world << " ranks): element "
         << i << " is " << got << ", expected " << want;
-    if (world > 1 && std::fabs(got - want * static_cast<float>(world)) <= std::fabs(want) * 1e-2f) {
+    // The two orders that are not the contract, computed: cast first then divide in the
+    // format (torch's order), and divide after the sum.
+    float cast_first = 0, summed = 0;
+    const float inv = 1.0f / static_cast<float>(world);
+    for (int r = 0; r < world; ++r) {
+      const float x = half_to_float(float_to_half(test_value(world, r, i), kind), kind);
+      cast_first += half_to_float(float_to_half(x * inv, kind), kind);
+      summed += x;
+    }
+    cast_first = half_to_float(float_to_half(cast_first, kind), kind);
+    const float divided_after = half_to_float(float_to_half(summed, kind), kind) * inv;
+    if (world > 1 && (got == divided_after || (near_limit(i) && !std::isfinite(got)))) {
+      why << (near_limit(i) ? ": every rank's value is near 50000 there, and their sum "
+                              "overflows fp16's 65504"
+                            : "");
+      why << ": divided after the all-reduce? Divide each value by N in float32 before the "
+             "cast (to_halves' scale)";
+    } else if (world > 1 && got == cast_first) {
+      why << ": cast first and divided after? Divide in float32, then cast once "
+             "(to_halves(values, 1/N)): rounding twice differs from once"
+          << (subnormal_mean(i) ? " (x / N is an fp16 subnormal there)" : "");
+    } else if (world > 1 &&
+               std::fabs(got - want * static_cast<float>(world)) <= std::fabs(want) * 1e-2f) {
       why << ": the sum, not the mean (divide by the world size before the cast)";
-    } else if (std::fabs(got - test_value(group.rank(), i)) <= 1e-2f * std::fabs(got)) {
+    } else if (!near_limit(i) &&
+               std::fabs(got - test_value(world, group.rank(), i)) <= 1e-2f * std::fabs(got)) {
       why << ": this rank's own value (was the all-reduce skipped?)";
+    } else if (world > 1) {
+      why << ": the mean is x / N rounded to " << half_name(kind)
+          << " once per rank, summed in float32, the sum rounded once";
     }
     return why.str();
   }
