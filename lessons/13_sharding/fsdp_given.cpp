@@ -3,6 +3,7 @@
 // itself is the exercise, fsdp.cpp.
 #include <algorithm>
 
+#include "activity.h"
 #include "error.h"
 #include "fsdp.h"
 #include "node.h"
@@ -128,7 +129,11 @@ void ShardedModel::flatten_and_broadcast(FlatUnit& unit) {
     const Variable& p = unit.params[j];
     copy_(unit.full.rows(unit.offsets[j], p.numel()).reshape(p.shape()), p.data());
   }
-  group_.broadcast(unit.full.span(), 0);
+  {
+    const ActivityContext context("ShardedModel (lesson 13): the constructor broadcasting " +
+                                  unit_name(i) + "'s parameters from rank 0");
+    group_.broadcast(unit.full.span(), 0);
+  }
   for (size_t j = 0; j < unit.params.size(); ++j) {
     const Variable& p = unit.params[j];
     p.set_data(unit.full.rows(unit.offsets[j], p.numel()).reshape(p.shape()));
@@ -382,6 +387,10 @@ NamedTensors ShardedModel::consolidate_optimizer_state(const Optimizer& optimize
     const FlatUnit& unit = units_.at(std::stoul(name.substr(0, dot)));
     const std::string key = name.substr(dot + 1);
     const Tensor whole = rank_ == to ? Tensor::empty({unit.padded}) : Tensor();
+    const ActivityContext context(
+        "ShardedModel (lesson 13): consolidate_optimizer_state "
+        "gathering " +
+        name + " on rank " + std::to_string(to));
     group_.gather(shard.span(), rank_ == to ? whole.span() : std::span<float>(), to);
     if (rank_ != to) continue;
     for (size_t j = 0; j < unit.params.size(); ++j) {

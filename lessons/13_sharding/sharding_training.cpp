@@ -6,11 +6,12 @@
 #include <iomanip>
 #include <sstream>
 
+#include "checkpoint.h"
 #include "distributed_sampler.h"
 #include "error.h"
 #include "flag_agreement.h"
 #include "optimizer.h"
-#include "safetensors.h"
+#include "rng.h"
 #include "sharding_self_check.h"
 #include "sync_check.h"
 #include "trainer.h"
@@ -87,7 +88,11 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
   }
 
   // 2. The run, within the budget.
-  const auto budget = static_cast<int64_t>(o.memory_budget_mib * (1 << 20));
+  // Any budget above 0 is at least a byte: 0 means no budget.
+  const int64_t budget =
+      o.memory_budget_mib > 0
+          ? std::max<int64_t>(1, static_cast<int64_t>(o.memory_budget_mib * (1 << 20)))
+          : 0;
   MemoryLedger ledger(rank, budget);
   std::shared_ptr<Sequential> mlp = make_ddp_model(o, data.sizes, rank);
   const int64_t psi = mlp->parameter_count();
@@ -147,18 +152,36 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
         << format_mib(static_cast<double>(measured)) << std::endl;
   }
   if (!o.checkpoint.empty()) {
-    // Collective: every rank gathers the parameters; rank 0 gets the optimizer's state.
-    NamedTensors state = model.full_state_dict();
-    for (auto& [name, tensor] : model.consolidate_optimizer_state(*optimizer, 0)) {
-      state.emplace_back("optimizer." + name, tensor);
-    }
+    // Collective: every rank gathers the parameters; rank 0 gets the optimizer's state and
+    // writes both in lesson 07's format (checkpoint.h: a CRC-32 per tensor, written
+    // atomically), as the unsharded model and its optimizer would hold them: lessons 09 and
+    // 11 load it as their own.
+    const NamedTensors full = model.full_state_dict();
+    const NamedTensors consolidated = model.consolidate_optimizer_state(*optimizer, 0);
     if (rank == 0) {
-      save_safetensors(o.checkpoint, state,
-                       {{"stage", std::to_string(sharding.stage)},
-                        {"optimizer_steps", std::to_string(optimizer->step_count())}});
+      Rng unused(0);
+      std::shared_ptr<Sequential> whole = make_mlp(data.sizes, unused);
+      whole->load_state_dict(full);
+      std::unique_ptr<Optimizer> whole_optimizer = make_ddp_optimizer(o, whole->parameters());
+      // "0.weight.exp_avg" (consolidate_optimizer_state) -> "<i>.exp_avg" (state_tensors).
+      const auto named = whole->named_parameters();
+      NamedTensors state;
+      for (const auto& [name, tensor] : consolidated) {
+        for (size_t i = 0; i < named.size(); ++i) {
+          const std::string& param = named[i].first;
+          if (name.size() > param.size() && name.compare(0, param.size(), param) == 0 &&
+              name[param.size()] == '.') {
+            state.emplace_back(std::to_string(i) + name.substr(param.size()), tensor);
+            break;
+          }
+        }
+      }
+      whole_optimizer->load_state(state, optimizer->step_count());
+      save_checkpoint(o.checkpoint, *whole, whole_optimizer.get(),
+                      {{"stage", std::to_string(sharding.stage)}});
       if (talk) {
         out << "checkpoint: the full parameters and the consolidated optimizer state in "
-            << o.checkpoint << std::endl;
+            << o.checkpoint << " (lesson 07's format, with checksums)" << std::endl;
       }
     }
   }

@@ -9,9 +9,13 @@
 // steps, on fresh copies outside the memory budget: compare_sharded_with_ddp). Then the
 // memory report: the ledger's peak by kind beside the model (fsdp.h), and every tensor of
 // the process measured (Storage::peak_cpu_bytes: model state, activations and batches).
-// --checkpoint: rank 0 writes the full parameters and the consolidated optimizer state
-// ("optimizer.0.weight.exp_avg", ...) as one safetensors file. PASS: the ranks'
-// parameters identical, the equivalence within tolerance and the target accuracy.
+// --checkpoint: rank 0 writes the full parameters and the consolidated optimizer state as
+// the unsharded model and its optimizer would hold them, with lesson 07's save_checkpoint
+// (checkpoint.h: "optimizer.<i>.exp_avg", a CRC-32 per tensor, atomically). PASS: the
+// ranks' parameters identical, the equivalence within tolerance, the schedule kept
+// (ShardedModel::schedule_problem: the ledger's peak within 10% of the model included)
+// and the target accuracy. --memory-budget: any value above 0 is a budget (printed in
+// KiB below 1 MiB), 0 none.
 #pragma once
 
 #include <ostream>

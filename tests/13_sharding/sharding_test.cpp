@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../collectives/group_factory.h"
@@ -289,6 +291,40 @@ TEST(Sharding, EachUnitIsGatheredAndFreedInItsTurn) {
       }
     }
   });
+}
+
+// A rank that never builds its sharded model leaves the others waiting in the
+// constructor's broadcast: the hang report names lesson 13's step, not only lesson 03's
+// broadcast under it.
+TEST(Sharding, AHangInTheConstructorIsReportedAsLesson13s) {
+  RanksOptions options;
+  options.timeout = std::chrono::milliseconds(2000);
+  const std::vector<RankOutcome> out = run_ranks_collect(
+      2,
+      [](RankContext& ctx) {
+        auto group = make_group("tcp", ctx);
+        if (ctx.rank == 0) {
+          std::this_thread::sleep_for(std::chrono::hours(1));  // never joins
+        }
+        Rng rng(3);
+        MemoryLedger ledger(ctx.rank);
+        ShardedModel model(make_mlp(kSizes, rng), *group, {.stage = 3}, ledger);
+      },
+      options);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[1].timed_out);
+  EXPECT_NE(out[1].message.find("ShardedModel (lesson 13): the constructor broadcasting unit 0's "
+                                "parameters from rank 0: broadcast"),
+            std::string::npos)
+      << out[1].message;
+}
+
+// A budget of 0.05 MiB is not printed as "0.0 MiB", which reads as no budget at all.
+TEST(Sharding, SmallMemoryFiguresKeepTheirDigits) {
+  EXPECT_EQ(format_mib(0), "0.0 MiB");
+  EXPECT_EQ(format_mib(12.3 * (1 << 20)), "12.3 MiB");
+  EXPECT_EQ(format_mib(static_cast<double>(static_cast<int64_t>(0.05 * (1 << 20)))), "51.2 KiB");
+  EXPECT_EQ(format_mib(1000), "1000 bytes");
 }
 
 TEST(Sharding, AMemoryBudgetTooSmallFailsNamingWhatDidNotFit) {
