@@ -235,7 +235,7 @@ class ShardedModel final : public Module, public GradientSync {
   void collect_reduced(size_t i);
 
  private:
-  // Given (fsdp_given.cpp).
+  // Given (fsdp_given.cpp; check_held in fsdp_schedule_check.cpp).
   void build_units();
   void flatten_and_broadcast(FlatUnit& unit);
   void register_hooks();
