@@ -36,7 +36,7 @@ struct BenchRow {
   double median = 0, bytes_per_step = 0, modelled_bytes = 0;
 };
 
-// Bytes one rank sends per step in the model of hooks_driver.h, for the reducer's buckets.
+// Bytes one rank sends per step in the model of hooks_bench.h, for the reducer's buckets.
 double modelled_bytes(const BenchRow& row, int world) {
   const double ring = 2.0 * (world - 1) / world;
   double total = 0;

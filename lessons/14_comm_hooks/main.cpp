@@ -7,7 +7,7 @@
 //   ./lesson14 --bench --np 2 --link 1gbit,50us              # every hook on a slow link
 //
 // First a self-check of your compression, Gram-Schmidt and PowerSGD step against serial
-// oracles (hooks_driver.h). Then every rank trains lesson 07's MLP on Fashion-MNIST with
+// oracles (hooks_self_check.h). Then every rank trains lesson 07's MLP on Fashion-MNIST with
 // lesson 09's training loop, its gradients synchronised by lesson 10's Reducer through the
 // hook. PASS needs the ranks bit-identical at the end and 85% test accuracy within 3
 // epochs (--target); the equivalence with one process is printed, and required only when
