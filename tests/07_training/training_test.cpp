@@ -81,7 +81,8 @@ TEST(Training, AnEpochStopsAtTheFirstNonFiniteLoss) {
   } catch (const NotImplementedError&) {
     throw;  // train_step is still a stub
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(" at step 4 of epoch 2: training stopped"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(" at step 4 of epoch 2: training stopped"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_EQ(opt.step_count(), 4);  // not one step past it
