@@ -88,8 +88,10 @@ std::shared_ptr<ProcessGroup> Subgroups::new_group(const std::vector<int>& ranks
   if (!others.empty()) {
     std::string differ;
     for (const auto& [desc, who_made] : others) {
-      differ += "; " + std::string(who_made.size() == 1 ? "rank " : "ranks ") +
-                format_ranks(who_made) + " made it as " + desc;
+      differ += "; " +
+                (who_made.size() == 1 ? "rank " + std::to_string(who_made[0])
+                                      : "ranks " + format_ranks(who_made)) +
+                " made it as " + desc;
     }
     throw ConfigError(what + ": the ranks disagree on group #" + std::to_string(k) +
                       ": this rank made it as " + mine + differ +
