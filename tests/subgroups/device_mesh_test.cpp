@@ -87,7 +87,7 @@ TEST_P(DeviceMeshSuite, GroupsFollowTheLayout) {
             EXPECT_EQ(group.size(), mesh.size(dim)) << shape << " " << dim;
             EXPECT_EQ(group.rank(), mesh.coordinate(dim)) << shape << " " << dim;
             const std::vector<int> members = mesh.group_ranks(dim);
-            const uint64_t hash = exercise_group(group, members, salt, shape + " " + dim);
+            const uint64_t hash = exercise_group(group, members, ctx.rank, salt, shape + " " + dim);
             expect_same_on_members(ctx.store(),
                                    shape + "/" + std::to_string(salt) + "/" + format_ranks(members),
                                    group, hash);
@@ -123,7 +123,7 @@ TEST(DeviceMesh, SizesMustMultiplyToTheWorld) {
     const DeviceMesh mesh = init_device_mesh(world_groups, {{"dp", 4}, {"tp", 1}});
     EXPECT_EQ(mesh.group("tp")->size(), 1);
     EXPECT_EQ(mesh.group("dp")->rank(), ctx.rank);
-    exercise_group(*mesh.group("dp"), {0, 1, 2, 3}, 2, "dp of 4 x 1");
+    exercise_group(*mesh.group("dp"), {0, 1, 2, 3}, ctx.rank, 2, "dp of 4 x 1");
   });
 }
 

@@ -39,16 +39,19 @@ inline std::vector<float> members_sum(const std::vector<int>& members, int salt,
   return sum;
 }
 
-/// Runs every call of process_group.h on `pg` (this rank is members[pg.rank()]) and EXPECTs
-/// the serial answers; `what` names the group in failures. Returns the hash of the results
-/// every member holds alike (all_reduce, broadcast, all_gather), the same on every member.
-inline uint64_t exercise_group(ProcessGroup& pg, const std::vector<int>& members, int salt,
-                               const std::string& what) {
+/// Runs every call of process_group.h on `pg`, a group of `members` seen from world rank
+/// `world_rank` (which must be members[pg.rank()]), and EXPECTs the serial answers; `what` names
+/// the group in failures. Returns the hash of the results every member holds alike (all_reduce,
+/// broadcast, all_gather), the same on every member.
+inline uint64_t exercise_group(ProcessGroup& pg, const std::vector<int>& members, int world_rank,
+                               int salt, const std::string& what) {
   const int n = pg.size();
   const int g = pg.rank();
   EXPECT_EQ(n, static_cast<int>(members.size())) << what << ": size()";
   if (n != static_cast<int>(members.size()) || g < 0 || g >= n) return 0;
-  const int me = value_rank(members[g], salt);
+  EXPECT_EQ(members[g], world_rank) << what << ": group rank " << g << " is not world rank "
+                                    << world_rank << "'s place in " << format_ranks(members);
+  const int me = value_rank(world_rank, salt);
   ResultHash hash;
   auto check = [&](const std::string& call, const std::vector<float>& got,
                    const std::vector<float>& want) {

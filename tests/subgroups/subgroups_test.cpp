@@ -45,8 +45,8 @@ TEST_P(SubgroupSuite, DisjointGroupsAtOnce) {
         EXPECT_EQ(groups[mine]->size(), static_cast<int>(halves[mine].size()));
         // Both halves run the same calls at the same time, with their own values (salt = h):
         // a message crossing from one half to the other would show as a wrong value.
-        const uint64_t hash = exercise_group(*groups[mine], halves[mine], static_cast<int>(mine),
-                                             "half" + std::to_string(mine));
+        const uint64_t hash = exercise_group(*groups[mine], halves[mine], ctx.rank,
+                                             static_cast<int>(mine), "half" + std::to_string(mine));
         expect_same_on_members(ctx.store(), "half" + std::to_string(mine), *groups[mine], hash);
       },
       suite_options());
@@ -70,7 +70,8 @@ TEST_P(SubgroupSuite, OverlappingGroupsInTurn) {
         for (size_t i = 0; i < lists.size(); ++i) {
           if (!groups[i]) continue;
           const std::string what = "group " + std::to_string(i) + " " + format_ranks(lists[i]);
-          const uint64_t hash = exercise_group(*groups[i], lists[i], static_cast<int>(i), what);
+          const uint64_t hash =
+              exercise_group(*groups[i], lists[i], ctx.rank, static_cast<int>(i), what);
           expect_same_on_members(ctx.store(), "overlap" + std::to_string(i), *groups[i], hash);
         }
       },
@@ -99,10 +100,10 @@ TEST_P(SubgroupSuite, TwoGroupsFromTwoThreads) {
         uint64_t row_hash = 0, column_hash = 0;
         std::thread rows([&] {
           for (int round = 0; round < 3; ++round)
-            row_hash ^= exercise_group(*row, my_row, round, "row");
+            row_hash ^= exercise_group(*row, my_row, ctx.rank, round, "row");
         });
         for (int round = 0; round < 3; ++round) {
-          column_hash ^= exercise_group(*column, my_column, 10 + round, "column");
+          column_hash ^= exercise_group(*column, my_column, ctx.rank, 10 + round, "column");
         }
         rows.join();
         expect_same_on_members(ctx.store(), "row" + std::to_string(my_row[0]), *row, row_hash);
@@ -123,7 +124,7 @@ TEST_P(SubgroupSuite, GroupsOfOne) {
           if (!alone) continue;
           EXPECT_EQ(alone->rank(), 0);
           EXPECT_EQ(alone->size(), 1);
-          exercise_group(*alone, {r}, 3, "group of one " + format_ranks({r}));
+          exercise_group(*alone, {r}, ctx.rank, 3, "group of one " + format_ranks({r}));
         }
       },
       suite_options());
@@ -145,7 +146,7 @@ TEST(Subgroups, WorldOfOne) {
     Subgroups world_groups = make_subgroups("tcp", ctx);
     auto alone = world_groups.new_group({0}, "alone");
     ASSERT_NE(alone, nullptr);
-    exercise_group(*alone, {0}, 1, "the world of one");
+    exercise_group(*alone, {0}, ctx.rank, 1, "the world of one");
   });
 }
 
