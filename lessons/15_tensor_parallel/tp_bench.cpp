@@ -49,9 +49,9 @@ Batch synthetic_batch(int64_t rows, int64_t inputs, int salt) {
 }
 
 struct Calibration {
-  double flops = 1e9;  // per rank per second, every rank busy
-  double alpha = 0;    // seconds per ring step
-  double beta = 1e9;   // bytes per second per link
+  double per_param = 0;  // seconds of one Adam step per parameter
+  double alpha = 0;      // seconds per ring step
+  double beta = 1e9;     // bytes per second per link
 };
 
 double all_reduce_seconds(const Calibration& c, double bytes, int g) {
@@ -61,22 +61,23 @@ double all_reduce_seconds(const Calibration& c, double bytes, int g) {
 
 Calibration calibrate(const ModelShape& shape, ProcessGroup& world) {
   Calibration c;
-  // F: every rank runs the serial model's forward and backward at once.
+  // Adam's step over the whole model, every rank at once: the mean of the ranks' medians.
   {
     Rng rng(1);
     auto serial = make_serial_model(shape, rng);
-    const Batch batch = synthetic_batch(64, shape.inputs, world.rank());
+    for (const Variable& p : serial->parameters()) p.set_grad(Tensor::full(p.shape(), 1e-3f));
+    TpTrainingOptions adam;
+    adam.optimizer = "adam";
+    std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(adam, serial->parameters());
     std::vector<double> times;
-    for (int i = 0; i < 4; ++i) {
-      serial->zero_grad();
+    for (int i = 0; i < 6; ++i) {
       const auto start = Clock::now();
-      cross_entropy(serial->forward(Variable(batch.inputs)), batch.targets).backward();
+      optimizer->step();
       if (i > 0) times.push_back(seconds_since(start));
     }
-    world.barrier();
     std::vector<float> t{static_cast<float>(median(times))};
     world.all_reduce(t, ReduceOp::AVG);
-    c.flops = 6.0 * static_cast<double>(shape.parameters()) * 64 / t[0];
+    c.per_param = t[0] / static_cast<double>(shape.parameters());
   }
   const int N = world.size();
   if (N == 1) return c;
@@ -116,6 +117,8 @@ struct Row {
   int T = 1, D = 1;
   int64_t b = 0;
   double step = 0, step_model = 0;
+  double comm_fixed = 0, comm_slope = 0;  // the model's communication: fixed + slope * b
+  double fixed = 0, slope = 0;            // the model's whole step: fixed + slope * b
   double sent = 0, sent_model = 0;
   double state = 0, state_model = 0, peak = 0;
 };
@@ -131,6 +134,59 @@ int64_t ring_all_reduce_bytes(int64_t count, int g, int rank) {
   return 4 * (2 * count - seg(rank + 1) - seg(rank + 2));
 }
 
+namespace {
+
+// Compute per step, c0 + c1 b for DDP: the least-squares line through the DDP rows' step
+// times less their modelled communication.
+std::pair<double, double> fit_ddp_compute(const std::vector<Row>& ddp) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const Row& r : ddp) {
+    const double x = static_cast<double>(r.b);
+    const double y = r.step - r.comm_fixed - r.comm_slope * x;
+    n += 1;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double c1 = n > 1 ? (n * sxy - sx * sy) / std::max(n * sxx - sx * sx, 1e-30) : 0;
+  return {(sy - c1 * sx) / std::max(n, 1.0), c1};
+}
+
+void print_rows(const std::vector<Row>& rows, size_t per_t, std::ostream& out) {
+  out << "#  T  D     b   step ms  model ms   KB sent  KB model  sent/model   state MiB"
+         "  model MiB  peak MiB  x DDP"
+      << std::endl;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    const double ddp = rows[i % per_t].step;
+    out << std::setw(4) << row.T << std::setw(3) << row.D << std::setw(6) << row.b << std::fixed
+        << std::setprecision(2) << std::setw(10) << row.step * 1e3 << std::setw(10)
+        << row.step_model * 1e3 << std::setprecision(1) << std::setw(10) << row.sent / 1e3
+        << std::setw(10) << row.sent_model / 1e3 << std::setprecision(4) << std::setw(12)
+        << (row.sent_model > 0 ? row.sent / row.sent_model : 1.0) << std::setprecision(2)
+        << std::setw(12) << row.state / (1 << 20) << std::setw(11) << row.state_model / (1 << 20)
+        << std::setw(10) << row.peak / (1 << 20) << std::setw(7) << ddp / row.step << std::endl;
+  }
+}
+
+// Where TP's step time (rows tp) meets DDP's (rows ddp): the last b at which TP is faster
+// and the next one slower, interpolated on a log scale; or what held over the whole sweep.
+std::string measured_crossover(const Row* tp, const Row* ddp, size_t n) {
+  for (size_t i = n - 1; i > 0; --i) {
+    const double d0 = tp[i - 1].step - ddp[i - 1].step, d1 = tp[i].step - ddp[i].step;
+    if (d0 < 0 && d1 >= 0) {
+      const double x0 = std::log(static_cast<double>(tp[i - 1].b));
+      const double x1 = std::log(static_cast<double>(tp[i].b));
+      return "b = " + format_fixed(std::exp(x0 + (x1 - x0) * d0 / (d0 - d1)), 0);
+    }
+  }
+  return tp[n - 1].step < ddp[n - 1].step ? "TP faster at every b of the sweep"
+                                          : "DDP faster at every b of the sweep";
+}
+
+}  // namespace
+
 Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, const SubgroupFactory& make,
                      const TpBenchOptions& bench, std::ostream& out) {
   const int N = world.size(), rank = world.rank();
@@ -142,19 +198,6 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, const Subg
   const Calibration cal = calibrate(shape, world);
   Rng rng(o.seed);
   const NamedTensors init = make_serial_model(shape, rng)->state_dict();
-  if (talk) {
-    out << "# lesson 15 --bench: " << N << " ranks, " << world.backend() << ", model 784 -> "
-        << shape.hidden << " -> " << shape.blocks << " x (" << shape.hidden << " -> "
-        << 4 * shape.hidden << " -> " << shape.hidden << ") -> 10, " << shape.parameters()
-        << " parameters (" << shape.replicated_parameters() << " replicated), Adam, " << bench.steps
-        << " steps per row, median of the slowest rank\n# " << link_header()
-        << "\n# measured here: F = " << format_fixed(cal.flops / 1e9, 2)
-        << " Gflop/s per rank (all busy), alpha = " << format_fixed(cal.alpha * 1e6, 1)
-        << " us per ring step, beta = " << format_fixed(cal.beta / 1e9, 3) << " GB/s\n"
-        << "#  T  D     b   step ms  model ms   KB sent  KB model  sent/model   state MiB"
-           "  model MiB  peak MiB  x DDP"
-        << std::endl;
-  }
   std::vector<int> sizes{1, 2, N};
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   std::vector<Row> rows;
@@ -196,86 +239,75 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, const Subg
       // The model state this rank holds, from its tensors.
       double state = 0;
       for (const Variable& p : model.parameters()) {
-        state += 4.0 * p.numel() * (p.grad().defined() ? 2 : 1);
+        state += 4.0 * static_cast<double>(p.numel()) * (p.grad().defined() ? 2 : 1);
       }
-      for (const auto& [name, t] : optimizer->state_tensors()) state += 4.0 * t.numel();
+      for (const auto& [name, t] : optimizer->state_tensors()) {
+        state += 4.0 * static_cast<double>(t.numel());
+      }
       row.state = state;
       row.state_model = 16.0 * static_cast<double>(shape.parameters_per_rank(T));
-      // The model's bytes (rank 0's) and seconds.
+      // The model's bytes (rank 0's) and communication seconds.
       const int64_t rows_g = T * b;
       const int tp_rank = groups.tp.rank();
       const int calls_tp = 2 * shape.blocks + 3;
-      double bytes = 0, comm = 0;
+      double bytes = 0;
       if (T > 1) {
         bytes += (2 * shape.blocks + 1) * ring_all_reduce_bytes(rows_g * shape.hidden, T, tp_rank) +
                  ring_all_reduce_bytes(rows_g, T, tp_rank) +
                  ring_all_reduce_bytes(2 * rows_g, T, tp_rank) +
                  static_cast<double>(calls_tp) * frame_tp;
-        comm += (2 * shape.blocks + 1) * all_reduce_seconds(cal, 4.0 * rows_g * shape.hidden, T) +
-                all_reduce_seconds(cal, 4.0 * rows_g, T) + all_reduce_seconds(cal, 8.0 * rows_g, T);
+        // calls_tp ring all-reduces: a latency each, and bytes that grow with b.
+        row.comm_fixed += calls_tp * all_reduce_seconds(cal, 0, T);
+        row.comm_slope += 2.0 * (T - 1) / T * 4.0 * T *
+                          static_cast<double>(shape.hidden * (2 * shape.blocks + 1) + 3) / cal.beta;
       }
       if (auto* ddp = dynamic_cast<DistributedDataParallel*>(sync.get())) {
         for (const BucketInfo& bucket : ddp->reducer().buckets()) {
-          bytes += ring_all_reduce_bytes(bucket.bytes / 4, D, groups.dp->rank()) + frame_dp;
-          comm += all_reduce_seconds(cal, static_cast<double>(bucket.bytes), D);
+          bytes += static_cast<double>(
+              ring_all_reduce_bytes(bucket.bytes / 4, D, groups.dp->rank()) + frame_dp);
+          row.comm_fixed += all_reduce_seconds(cal, static_cast<double>(bucket.bytes), D);
         }
       }
       row.sent_model = counted ? bytes : 0;
-      row.step_model = 6.0 * b * (psi + (T - 1) * psi_rep) / cal.flops + comm;
       const std::string problem = check_identical_across_ranks(
           model.full_state_dict(), world,
           "after the row T " + std::to_string(T) + ", b " + std::to_string(b));
       if (!problem.empty() && differs.empty()) differs = problem;
       rows.push_back(row);
-      if (talk) {
-        const double ddp =
-            rows[std::distance(bench.batches.begin(),
-                               std::find(bench.batches.begin(), bench.batches.end(), b))]
-                .step;
-        out << std::setw(4) << T << std::setw(3) << D << std::setw(6) << b << std::fixed
-            << std::setprecision(2) << std::setw(10) << row.step * 1e3 << std::setw(10)
-            << row.step_model * 1e3 << std::setprecision(1) << std::setw(10) << row.sent / 1e3
-            << std::setw(10) << row.sent_model / 1e3 << std::setprecision(4) << std::setw(12)
-            << (row.sent_model > 0 ? row.sent / row.sent_model : 1.0) << std::setprecision(2)
-            << std::setw(12) << row.state / (1 << 20) << std::setw(11)
-            << row.state_model / (1 << 20) << std::setw(10) << row.peak / (1 << 20) << std::setw(7)
-            << ddp / row.step << std::endl;
-      }
     }
   }
-  // The crossovers: where each T's step time meets DDP's, measured (interpolated between
-  // the sweep's batches) and predicted (the model's lines, which are linear in b).
+  // The model's steps. Compute: DDP's, measured (its rows less their modelled
+  // communication, a line in b); a TP rank runs T b examples through 1/T of the split
+  // layers and all of the replicated ones, the flops of b examples of the whole model plus
+  // T - 1 more copies of the replicated part; Adam steps only this rank's parameters.
+  const size_t nb = bench.batches.size();
+  const auto [c0, c1] =
+      fit_ddp_compute(std::vector<Row>(rows.begin(), rows.begin() + static_cast<int64_t>(nb)));
+  for (Row& row : rows) {
+    row.fixed = c0 + cal.per_param * (static_cast<double>(shape.parameters_per_rank(row.T)) - psi) +
+                row.comm_fixed;
+    row.slope = c1 * (psi + (row.T - 1) * psi_rep) / psi + row.comm_slope;
+    row.step_model = row.fixed + row.slope * static_cast<double>(row.b);
+  }
   if (talk) {
-    const size_t nb = bench.batches.size();
+    out << "# lesson 15 --bench: " << N << " ranks, " << world.backend() << ", model 784 -> "
+        << shape.hidden << " -> " << shape.blocks << " x (" << shape.hidden << " -> "
+        << 4 * shape.hidden << " -> " << shape.hidden << ") -> 10, " << shape.parameters()
+        << " parameters (" << shape.replicated_parameters() << " replicated), Adam, " << bench.steps
+        << " steps per row, median of the slowest rank\n# " << link_header()
+        << "\n# measured here: ring alpha = " << format_fixed(cal.alpha * 1e6, 1)
+        << " us per step, beta = " << format_fixed(cal.beta / 1e9, 3) << " GB/s; Adam "
+        << format_fixed(cal.per_param * 1e9, 2) << " ns per parameter; DDP's compute "
+        << format_fixed(c0 * 1e3, 2) << " ms + " << format_fixed(c1 * 1e6, 1)
+        << " us per example (its rows less their modelled communication)" << std::endl;
+    print_rows(rows, nb, out);
     for (size_t s = 1; s * nb < rows.size(); ++s) {
       const Row* tp = &rows[s * nb];
-      std::string measured = "TP faster at every b of the sweep";
-      bool tp_wins_first = rows[s * nb].step < rows[0].step;
-      if (!tp_wins_first) measured = "DDP faster at every b of the sweep";
-      for (size_t i = 0; i + 1 < nb; ++i) {
-        const double d0 = tp[i].step - rows[i].step, d1 = tp[i + 1].step - rows[i + 1].step;
-        if ((d0 < 0) != (d1 < 0)) {
-          const double x0 = std::log(static_cast<double>(tp[i].b));
-          const double x1 = std::log(static_cast<double>(tp[i + 1].b));
-          measured = "b = " + format_fixed(std::exp(x0 + (x1 - x0) * d0 / (d0 - d1)), 0);
-          break;
-        }
-      }
-      // Predicted: t(b) = A + C b for both; the model at b = 1 and b = 2 gives A and C.
-      const auto line = [&](const Row& r) {
-        const double c =
-            6.0 * (psi + (r.T - 1) * psi_rep) / cal.flops +
-            (r.T > 1
-                 ? 2.0 * (r.T - 1) / r.T *
-                       (4.0 * r.T * shape.hidden * (2 * shape.blocks + 1) + 12.0 * r.T) / cal.beta
-                 : 0.0);
-        return std::make_pair(r.step_model - c * static_cast<double>(r.b), c);
-      };
-      const auto [a_tp, c_tp] = line(tp[0]);
-      const auto [a_dp, c_dp] = line(rows[0]);
-      const double b_star = (a_dp - a_tp) / (c_tp - c_dp);
-      out << "# crossover T = " << tp[0].T << " vs DDP: measured " << measured << ", predicted b = "
-          << (c_tp > c_dp && b_star > 0 ? format_fixed(b_star, 0) : std::string("none"))
+      const double b_star = (rows[0].fixed - tp[0].fixed) / (tp[0].slope - rows[0].slope);
+      out << "# crossover T = " << tp[0].T << " vs DDP: measured "
+          << measured_crossover(tp, rows.data(), nb) << ", predicted b = "
+          << (tp[0].slope > rows[0].slope && b_star > 0 ? format_fixed(b_star, 0)
+                                                        : std::string("none"))
           << " (per-rank batch; TP pays below it)" << std::endl;
     }
   }

@@ -40,9 +40,9 @@
 namespace course {
 
 struct TpBenchOptions {
-  std::vector<int64_t> batches = {4, 16, 64, 256};  ///< per-rank batch b
+  std::vector<int64_t> batches = {4, 16, 64, 256, 1024};  ///< per-rank batch b
   int warmup = 2;
-  int steps = 5;
+  int steps = 9;
 };
 
 /// The bytes rank `rank` sends in a ring all-reduce of `count` floats over `g` ranks
