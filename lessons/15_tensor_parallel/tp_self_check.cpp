@@ -87,6 +87,10 @@ std::string check_operators(ProcessGroup& tp) {
     Tensor want = pattern(B, n, 0);
     for (int r = 1; r < T; ++r) want = add(want, pattern(B, n, r));
     std::string p = compare("reduce_from_tp: forward (must be the sum over ranks)", y.data(), want);
+    if (p.empty()) {
+      p = compare("reduce_from_tp: the input was changed (all-reduce a copy of x, not x)", x.data(),
+                  pattern(B, n, t));
+    }
     y.backward(pattern(B, n, 200));
     if (p.empty()) {
       p = compare("ReduceFromTpBackward::apply: the gradient (must be the seed unchanged)",
