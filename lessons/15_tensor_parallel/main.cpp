@@ -19,10 +19,12 @@
 #include "driver_recipe.h"
 #include "emulated_link.h"
 #include "env.h"
+#include "flag_agreement.h"
 #include "flag_checks.h"
 #include "flags.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
+#include "subgroups.h"
 #include "tp_bench.h"
 #include "tp_groups.h"
 #include "tp_self_check.h"
@@ -40,20 +42,23 @@ course::Verdict run_rank(course::DriverContext& ctx) {
     std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
               << course::link_header() << std::endl;
   }
-  // Before anything else: your operators, layers and loss against their oracles.
+  // Ranks started by hand must agree on the grid before any subgroup is made (a ConfigError
+  // naming the flag that differs, on every rank).
+  course::check_same_flags(course::tp_training_flag_values(g_training), *world);
+  // Then: your operators, layers and loss against their oracles.
   const std::string problem = course::run_lesson15_self_check(*world);
   if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
   if (ctx.rank() == 0) std::cout << course::kLesson15SelfCheckPassed << std::endl;
-  const std::string backend = ctx.args().backend;
-  const auto make_subgroup = [&ctx, backend](const std::string& name, int rank, int size) {
-    return course::make_process_group(
-        backend, ctx.store(), rank, size,
-        course::driver_recipe(ctx, "lesson15." + name, course::install_lesson05));
-  };
+  // The grid's groups: new_group / init_device_mesh over the world (subgroups.h).
+  course::Subgroups subgroups(
+      ctx.store(), ctx.rank(), ctx.world(),
+      course::group_maker(ctx.args().backend,
+                          course::driver_recipe(ctx, "lesson15", course::install_lesson05)));
   if (ctx.args().bench) {
-    return course::run_tp_bench(g_training, *world, make_subgroup, {}, std::cout);
+    return course::run_tp_bench(g_training, *world, subgroups, {}, std::cout);
   }
-  course::TpProcessGroups groups(*world, make_subgroup, g_training.tp);
+  course::TpProcessGroups groups(*world, subgroups, g_training.tp);
+  if (ctx.rank() == 0) std::cout << "device mesh " << groups.describe() << std::endl;
   return course::run_tp_training(g_training, groups.groups(), std::cout);
 }
 

@@ -187,7 +187,7 @@ std::string measured_crossover(const Row* tp, const Row* ddp, size_t n) {
 
 }  // namespace
 
-Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, const SubgroupFactory& make,
+Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups& subgroups,
                      const TpBenchOptions& bench, std::ostream& out) {
   const int N = world.size(), rank = world.rank();
   const bool talk = rank == 0;
@@ -204,10 +204,7 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, const Subg
   std::string differs;
   for (int T : sizes) {
     if (N % T != 0 || (4 * shape.hidden) % T != 0) continue;
-    const std::string prefix = "bench.T" + std::to_string(T) + ".";
-    TpProcessGroups grid(
-        world,
-        [&](const std::string& name, int r, int size) { return make(prefix + name, r, size); }, T);
+    TpProcessGroups grid(world, subgroups, T);
     TpGroups& groups = grid.groups();
     const int D = groups.grid.D;
     // T = 1: a TP group of one rank, whose collectives move nothing (lesson 10's DDP).

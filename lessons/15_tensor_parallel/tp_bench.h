@@ -50,9 +50,10 @@ struct TpBenchOptions {
 /// the reduce-scatter but seg(r+1), every one once in the all-gather but seg(r+2).
 int64_t ring_all_reduce_bytes(int64_t count, int g, int rank);
 
-/// The measured table and the crossovers (see the top of this file). `make` builds the
-/// rows' subgroups. Collective over `world`. PASS when every row left its replicas equal.
-Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, const SubgroupFactory& make,
+/// The measured table and the crossovers (see the top of this file); each T's grid is a
+/// device mesh made through `subgroups`. Collective over `world`. PASS when every row
+/// left its replicas equal.
+Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups& subgroups,
                      const TpBenchOptions& bench, std::ostream& out);
 
 }  // namespace course

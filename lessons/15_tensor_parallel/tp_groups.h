@@ -1,42 +1,40 @@
 // tp_groups.h: lesson 15, given: the process groups of a 2D (data x tensor) grid of ranks,
-// built as torch's init_device_mesh("cpu", (D, T), mesh_dim_names=("dp", "tp")) builds
-// them: rank r = dp_index * T + tp_index, one tensor-parallel group per row, one
-// data-parallel group per column (tp_training.h draws it).
+// from common's device mesh (device_mesh.h, torch's init_device_mesh): rank
+// r = dp_index * T + tp_index, one tensor-parallel group per row, one data-parallel group
+// per column (tp_training.h draws it).
 //
-//   TpProcessGroups groups(*world, make_subgroup, o.tp);
+//   Subgroups world(store, rank, size, group_maker(backend, recipe));   // subgroups.h
+//   TpProcessGroups groups(*world_group, world, o.tp);
 //   run_tp_training(o, groups.groups(), std::cout);
 //
-// Each subgroup is a process group of its own over the same store, with a name of its own
-// ("tp.1": the TP group of replica 1, "dp.0": the DP group of shard 0), made by `make`
-// with its rank and size inside the subgroup. Every rank makes its two groups in the same
-// order (its TP group, then its DP group), so rendezvous never waits on a group that is
-// made later. With T = N the TP group is the world group; with D = 1 there is no DP group.
+// init_device_mesh(world, {{"dp", D}, {"tp", T}}) makes every group of both dimensions
+// (each a process group of its own connections, subgroups.h), every rank calling in the
+// same order; a rank keeps its own two. With D = 1 the data-parallel group (of one rank)
+// is not used: TpGroups::dp is null and nothing synchronises across replicas.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 
+#include "device_mesh.h"
 #include "process_group.h"
+#include "subgroups.h"
 #include "tp_training.h"
 
 namespace course {
 
-/// Makes the subgroup `name` of `size` ranks in which this rank is `rank`. Collective over
-/// that subgroup's ranks.
-using SubgroupFactory =
-    std::function<std::unique_ptr<ProcessGroup>(const std::string& name, int rank, int size)>;
-
 class TpProcessGroups {
  public:
-  /// REQUIRES: tp (0: world size) divides world.size() (ConfigError otherwise).
-  /// Collective over the world.
-  TpProcessGroups(ProcessGroup& world, const SubgroupFactory& make, int tp);
+  /// REQUIRES: tp (0: all ranks) divides the world size (ConfigError otherwise).
+  /// Collective over the world (init_device_mesh).
+  TpProcessGroups(ProcessGroup& world, Subgroups& subgroups, int tp);
   TpGroups& groups() { return groups_; }
+  /// "dp x tp = 2 x 2: tp groups {0,1} {2,3}; dp groups {0,2} {1,3}".
+  std::string describe() const { return mesh_.layout().describe(); }
 
  private:
   TpGrid grid_;
-  std::unique_ptr<ProcessGroup> tp_, dp_;
+  DeviceMesh mesh_;
   TpGroups groups_;
 };
 

@@ -50,18 +50,6 @@ TpGrid make_tp_grid(int world, int rank, int tp) {
   return TpGrid{.T = T, .D = world / T, .tp_index = rank % T, .dp_index = rank / T};
 }
 
-std::string describe_tp_grid(const TpGrid& grid) {
-  std::ostringstream s;
-  s << "rank layout (dp, tp) = (" << grid.D << ", " << grid.T << "): [";
-  for (int d = 0; d < grid.D; ++d) {
-    s << (d ? ", [" : "[");
-    for (int t = 0; t < grid.T; ++t) s << (t ? ", " : "") << d * grid.T + t;
-    s << "]";
-  }
-  s << "]  (rows: data-parallel replicas; each row one tensor-parallel group)";
-  return s.str();
-}
-
 ModelShape tp_model_shape(const TpTrainingOptions& o) {
   if (o.hidden.size() != 1) {
     throw ConfigError("--hidden takes one size here, the blocks' width H (got " +
@@ -153,11 +141,9 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
   const TpGrid& grid = groups.grid;
   const int rank = groups.world.rank();
   const bool talk = rank == 0 && !o.quiet;
-  check_same_flags(tp_training_flag_values(o), groups.world);
   const ModelShape shape = tp_model_shape(o);
   const DdpData data = load_ddp_data(o);
   if (talk) {
-    out << describe_tp_grid(grid) << std::endl;
     out << "data: " << data.train.size() << " training and " << data.test.size()
         << " test examples, " << grid.D << " replica(s) x batch " << o.batch_size
         << " = global batch " << grid.D * o.batch_size << std::endl;

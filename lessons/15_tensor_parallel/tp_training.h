@@ -69,9 +69,6 @@ std::string tp_usage_problem(int world, int tp, int64_t hidden);
 /// tp_usage_problem (ConfigError otherwise).
 TpGrid make_tp_grid(int world, int rank, int tp);
 
-/// "rank layout (dp, tp): [[0, 1], [2, 3]]": rows are data-parallel indices.
-std::string describe_tp_grid(const TpGrid& grid);
-
 /// The process groups of one rank: the world, its tensor-parallel group (size T) and its
 /// data-parallel group (size D; null when D = 1).
 struct TpGroups {
@@ -114,7 +111,8 @@ double tp_equivalence_difference(const TpTrainingOptions& o, const ModelShape& s
 /// order than the serial one, so float32 rounding differs in the last bits.
 double tp_tolerance(const TpTrainingOptions& o);
 
-/// The flags every rank must agree on (lesson 09's, --tp and --blocks).
+/// The flags every rank must agree on (lesson 09's, --tp and --blocks): the driver checks
+/// them (check_same_flags) on the world group before it makes the grid's subgroups.
 std::map<std::string, std::string> tp_training_flag_values(const TpTrainingOptions& o);
 
 /// ./lesson15's training run (see the top of this file).
