@@ -12,6 +12,7 @@
 #include "distributed_sampler.h"
 #include "error.h"
 #include "flag_agreement.h"
+#include "memory_ledger.h"
 #include "ops.h"
 #include "tp_ops.h"
 #include "vocab_parallel_loss.h"
@@ -135,6 +136,31 @@ double tp_test_accuracy(TensorParallelMlp& model, DataLoader& loader) {
   return static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(samples, 1));
 }
 
+// The first step's memory on this rank: the model state by kind in lesson 13's ledger
+// (the optimizer's state exists from the first step on), beside 16 bytes per parameter of
+// this rank (4 + 4 + 8 with Adam; SGD's momentum is 4), and the rest of the step's peak:
+// activations, the batch, temporaries.
+void report_memory(const TensorParallelMlp& model, const Optimizer& optimizer, int64_t step_peak,
+                   std::ostream& out) {
+  MemoryLedger ledger(model.group().rank());
+  int64_t params = 0, grads = 0, state = 0;
+  for (const Variable& p : model.parameters()) {
+    params += 4 * p.numel();
+    if (p.grad().defined()) grads += 4 * p.grad().numel();
+  }
+  for (const auto& [name, t] : optimizer.state_tensors()) state += 4 * t.numel();
+  ledger.add(MemoryKind::parameters, params, "the shards and the replicated parameters");
+  ledger.add(MemoryKind::gradients, grads, "their gradients");
+  ledger.add(MemoryKind::optimizer, state, "the optimizer's state");
+  const int64_t per_rank = model.shape().parameters_per_rank(model.group().size());
+  const bool adam = state >= 2 * params;  // two moments; SGD's momentum is one
+  out << "memory (rank 0, first step): " << ledger.describe_live() << "; the model: " << per_rank
+      << " parameters per rank x (4 + 4 + " << (adam ? 8 : 4)
+      << ") bytes = " << format_mib(static_cast<double>(per_rank) * (adam ? 16 : 12))
+      << "; activations, batch and temporaries at the step's peak: "
+      << format_mib(static_cast<double>(step_peak - grads - state)) << std::endl;
+}
+
 }  // namespace
 
 Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostream& out) {
@@ -188,7 +214,12 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
     double loss_sum = 0;
     int64_t samples = 0, steps = 0;
     while (std::optional<Batch> batch = train_loader.next()) {
+      const int64_t live_before = Storage::live_cpu_bytes();
+      if (global_step == 0) Storage::reset_peak_cpu_bytes();
       const StepResult r = tp_train_step(model, *optimizer, dp_sync.get(), *batch);
+      if (global_step == 0 && talk) {
+        report_memory(model, *optimizer, Storage::peak_cpu_bytes() - live_before, out);
+      }
       check_finite_step(model, r.loss, o.detect_anomaly, rank, epoch, global_step++);
       loss_sum += static_cast<double>(r.loss) * static_cast<double>(batch->targets.numel());
       samples += batch->targets.numel();

@@ -23,6 +23,11 @@
 // group's gradient sync, if D > 1; optimizer.step() on this rank's shards (SGD and Adam
 // act element by element, so a shard's update is the slice of the full update).
 //
+// MEMORY: after the first step rank 0 prints its model state by kind in lesson 13's
+// MemoryLedger (parameters, gradients, optimizer state, counted from the tensors) beside
+// the model, 16 bytes (Adam; 12 with SGD's momentum) per parameter of this rank, and the
+// rest of the step's peak (Storage::peak_cpu_bytes: activations, the batch, temporaries).
+//
 // THE VERDICT (the same on every rank): PASS when
 //   1. kTpEquivalenceSteps steps equal one process on the global batch (D x B examples)
 //      from the same initialisation, within tp_tolerance(o);
