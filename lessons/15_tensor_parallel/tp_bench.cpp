@@ -233,15 +233,7 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups&
       row.peak = static_cast<double>(Storage::peak_cpu_bytes() - live_before);
       row.step = median(slowest(times, world));
       row.sent = counted ? median(sent) : 0;
-      // The model state this rank holds, from its tensors.
-      double state = 0;
-      for (const Variable& p : model.parameters()) {
-        state += 4.0 * static_cast<double>(p.numel()) * (p.grad().defined() ? 2 : 1);
-      }
-      for (const auto& [name, t] : optimizer->state_tensors()) {
-        state += 4.0 * static_cast<double>(t.numel());
-      }
-      row.state = state;
+      row.state = static_cast<double>(model_state_bytes(model, *optimizer).total());
       row.state_model = 16.0 * static_cast<double>(shape.parameters_per_rank(T));
       // The model's bytes (rank 0's) and communication seconds.
       const int64_t rows_g = T * b;

@@ -81,6 +81,16 @@ StepResult tp_train_step(TensorParallelMlp& model, Optimizer& optimizer, Gradien
   return StepResult{loss.item(), 0};
 }
 
+ModelStateBytes model_state_bytes(const Module& model, const Optimizer& optimizer) {
+  ModelStateBytes bytes;
+  for (const Variable& p : model.parameters()) {
+    bytes.parameters += 4 * p.numel();
+    if (p.grad().defined()) bytes.gradients += 4 * p.grad().numel();
+  }
+  for (const auto& [name, t] : optimizer.state_tensors()) bytes.optimizer += 4 * t.numel();
+  return bytes;
+}
+
 std::unique_ptr<GradientSync> make_tp_dp_sync(Module& model, TpGroups& groups) {
   if (groups.dp == nullptr || groups.grid.D == 1) return nullptr;
   return std::make_unique<DistributedDataParallel>(model, *groups.dp);
@@ -143,12 +153,8 @@ double tp_test_accuracy(TensorParallelMlp& model, DataLoader& loader) {
 void report_memory(const TensorParallelMlp& model, const Optimizer& optimizer, int64_t step_peak,
                    std::ostream& out) {
   MemoryLedger ledger(model.group().rank());
-  int64_t params = 0, grads = 0, state = 0;
-  for (const Variable& p : model.parameters()) {
-    params += 4 * p.numel();
-    if (p.grad().defined()) grads += 4 * p.grad().numel();
-  }
-  for (const auto& [name, t] : optimizer.state_tensors()) state += 4 * t.numel();
+  const ModelStateBytes bytes = model_state_bytes(model, optimizer);
+  const int64_t params = bytes.parameters, grads = bytes.gradients, state = bytes.optimizer;
   ledger.add(MemoryKind::parameters, params, "the shards and the replicated parameters");
   ledger.add(MemoryKind::gradients, grads, "their gradients");
   ledger.add(MemoryKind::optimizer, state, "the optimizer's state");

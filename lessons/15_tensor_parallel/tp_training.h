@@ -96,6 +96,14 @@ NamedTensors tp_initial_state(const TpTrainingOptions& o, const ModelShape& shap
 StepResult tp_train_step(TensorParallelMlp& model, Optimizer& optimizer, GradientSync* dp_sync,
                          const Batch& batch);
 
+/// The model state a rank holds, in bytes, counted from its tensors: parameters, their
+/// gradients (those defined) and the optimizer's state tensors.
+struct ModelStateBytes {
+  int64_t parameters = 0, gradients = 0, optimizer = 0;
+  int64_t total() const { return parameters + gradients + optimizer; }
+};
+ModelStateBytes model_state_bytes(const Module& model, const Optimizer& optimizer);
+
 /// Lesson 10's DDP (the Reducer) over the data-parallel group, averaging each shard's
 /// gradient over the D replicas that hold it; null when D = 1. Collective over the DP
 /// group (its construction broadcasts the shards from the group's first rank).
