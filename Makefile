@@ -207,8 +207,10 @@ bench: setup
 	build/solutions/lesson14 --bench --np 2 --link 10gbit,20us --csv bench-results/lesson14_10gbit.csv
 	build/solutions/lesson14 --bench --np 2 --link 1gbit,50us --csv bench-results/lesson14_1gbit.csv
 	build/solutions/lesson14 --bench --np 4 --link 1gbit,50us --csv bench-results/lesson14_1gbit_np4.csv
-	build/solutions/lesson15 --bench --np 4 | tee bench-results/lesson15_loopback.txt
-	build/solutions/lesson15 --bench --np 4 --link 10gbit,20us | tee bench-results/lesson15_10gbit.txt
+	build/solutions/lesson15 --bench --np 4 > bench-results/lesson15_loopback.txt; \
+	  s=$$?; cat bench-results/lesson15_loopback.txt; exit $$s
+	build/solutions/lesson15 --bench --np 4 --link 10gbit,20us > bench-results/lesson15_10gbit.txt; \
+	  s=$$?; cat bench-results/lesson15_10gbit.txt; exit $$s
 	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory bench-link; \
 	 else echo "make bench: the kernel-shaped link (make bench-link) skipped: it needs root"; fi
 	@echo "make bench: CSV and SVG in bench-results/"
