@@ -1,9 +1,9 @@
 // tensor_parallel_test.cpp: lesson 15: Megatron's f/g operators, the gather and scatter,
 // the column- and row-parallel layers and the vocabulary-parallel loss against serial
 // oracles (lesson 06's ops on the full tensors), with rank- and index-dependent inputs, at
-// 1 to 4 ranks; a 4 MiB activation; the model against one process after 20 SGD steps and
-// after Adam steps at T = 2, 4 and (D, T) = (2, 2), tcp and gloo; the full state dict;
-// the grid and the usage errors.
+// 1 to 4 ranks; a 4 MiB activation; the model against one process after 20 SGD steps at
+// T = 1, 2, 4 and (D, T) = (2, 2) and after Adam steps at (2, 2), tcp and gloo; the full
+// state dict; the grid and the usage errors.
 //
 //   ./build/solutions/test_15
 #include <gtest/gtest.h>
@@ -271,15 +271,16 @@ double grid_difference(RankContext& ctx, const std::string& backend, int tp,
   return tp_equivalence_difference(o, shape, init, synthetic_batches(steps, 12), groups.groups());
 }
 
-TEST(TpModel, TwentySgdStepsEqualOneProcessAtTwoFourAndTwoByTwo) {
-  for (int tp : {2, 4, 0}) {
-    SCOPED_TRACE(tp);
-    const int world = tp == 0 ? 4 : tp;
-    run_ranks(world, [tp](RankContext& ctx) {
-      // tp 0 below means (D, T) = (2, 2) on 4 ranks.
-      const double difference = grid_difference(ctx, "tcp", tp == 0 ? 2 : tp, "sgd", 20);
-      EXPECT_LE(difference, 1e-5) << "after 20 SGD steps";
-    });
+TEST(TpModel, TwentySgdStepsEqualOneProcessAtOneTwoFourAndTwoByTwo) {
+  for (const std::string& backend : available_backends()) {
+    for (int tp : {1, 2, 4, 0}) {
+      SCOPED_TRACE(backend + ", tp " + std::to_string(tp) + " (0: (D, T) = (2, 2) on 4 ranks)");
+      const int world = tp == 0 ? 4 : tp;
+      run_ranks(world, [tp, &backend](RankContext& ctx) {
+        const double difference = grid_difference(ctx, backend, tp == 0 ? 2 : tp, "sgd", 20);
+        EXPECT_LE(difference, 1e-5) << "after 20 SGD steps";
+      });
+    }
   }
 }
 
