@@ -228,6 +228,14 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
     print_verdict(config.name, "FAIL", "usage: " + problem + " (see --help)");
     return kUsageExitCode;
   }
+  if (config.check_flags) {
+    const std::string together = config.check_flags(args);
+    if (!together.empty()) {
+      std::cerr << together << "\nRun with --help for more information." << std::endl;
+      print_verdict(config.name, "FAIL", "usage: " + together + " (see --help)");
+      return kUsageExitCode;
+    }
+  }
   // Every rank (and the ranks this process launches) paces its sockets on this link.
   if (!args.link.empty()) ::setenv(kLinkEnv, args.link.c_str(), 1);
   if (config.distributed && !started_as_rank()) {

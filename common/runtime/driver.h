@@ -47,6 +47,8 @@ struct Verdict {
   static Verdict fail(std::string detail) { return {false, std::move(detail)}; }
 };
 
+struct DriverArgs;
+
 /// What a lesson's driver is: its name, its flags, one process or many.
 struct DriverConfig {
   std::string name;                   ///< "lesson05": the verdict's prefix
@@ -56,6 +58,9 @@ struct DriverConfig {
   std::vector<std::string> backends;  ///< allowed --backend values, default first; empty: no flag
   bool has_bench = false;             ///< adds --bench
   bool has_link = false;              ///< adds --link (an emulated network, emulated_link.h)
+  /// After parsing: "" or a usage problem that involves several flags ("--tp 3 does not
+  /// divide --np 4"), reported as a usage error (exit 64) before any rank starts.
+  std::function<std::string(const DriverArgs&)> check_flags;
 };
 
 /// The flags every driver shares, after parsing.
