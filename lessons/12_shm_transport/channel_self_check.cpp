@@ -82,7 +82,8 @@ std::string self_check_shm_channel() {
 
   // A message that wraps: head at 9 (slot 1), 200 bytes go to slots 1, 2, 3, then 0.
   n = channel.try_read(got.data(), 1000);
-  const size_t one = channel.try_write(message.data(), 1) + channel.try_read(got.data(), 1);
+  size_t one = channel.try_write(message.data(), 1);
+  one += channel.try_read(got.data(), 1);
   if (n != 4 || one != 2) {
     return ring_text + ": four 1-byte slots read as " + std::to_string(n) +
            " byte(s), expected 4; then a write and a read of 1 byte moved " + std::to_string(one) +
