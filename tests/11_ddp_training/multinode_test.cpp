@@ -3,7 +3,7 @@
 // loopback, then from two network namespaces joined by a veth pair, so that every byte
 // crosses a real network interface (root only; skipped with the reason elsewhere).
 //
-// The programs are the build's own launch and lesson11, found next to this test
+// The programs are the build's own launch (tools/launch/) and lesson11, found next to this test
 // binary (`make test` builds them; run `cmake --build build/solutions --target launch
 // lesson11` before running this file alone).
 //

@@ -18,17 +18,12 @@
              running, while lesson 02, given its reference code, scores full points; the
              segfault run also grades hidden/01_ranks. Then lesson 05's ring sabotaged to
              send a whole segment before it receives: correct on small buffers, so only the
-             large-message cases catch it; they score 0, in seconds, saying deadlock.
-             Then two planted mistakes that once scored more than half: lesson 11's
-             SyncBatchNorm updating its running variance with the biased variance (given
-             code, with the reference answers), and lesson 12's try_write copying a
-             message that wraps the ring's end as if the slots ran on: each lesson scores
-             at most half its points. Only the tests that fail fast are run (the others
-             are given 0 points in the copy's points.json, so the grader skips them) and
-             counted as passed: the score is an upper bound. The copy builds only what
-             these grade (lessons 01, 02, 05, 11 and 12, and the libraries of the lessons
-             before them): the stubs of the others are graded in the reference build,
-             from the same sources
+             large-message cases catch it; they score 0, in seconds, saying deadlock. Then
+             the mistakes of planted.py (lessons 11 to 14: results right, rule broken,
+             or right until a message wraps) each score at most half of their lesson. The
+             copy builds only what these grade (lessons 01, 02, 05 and 11 to 14, and the
+             libraries of the lessons before them): the stubs of the others are graded in the
+             reference build, from the same sources
 
 The sabotaged files are made at test time from solutions/ (SABOTAGE below): each is the
 reference answer with a few checked textual substitutions, so they follow the reference
@@ -125,7 +120,7 @@ class Units(unittest.TestCase):
     @wanted("units")
     def test_sabotage_substitutions_still_apply(self):
         for topic, name in SABOTAGE:
-            if source_of(topic, name).exists():
+            if (ROOT / "solutions" / topic / name).exists():
                 self.assertIn("sabotage", sabotaged(topic, name))
 
     def test_points_scale_to_the_total(self):
@@ -346,51 +341,14 @@ SABOTAGE = {
 }
 
 
-SYNC_BN_BIASED = """\
-  {  // THE MISTAKE: the running variance from the biased variance (no n / (n - 1))
-    float* rm = running_mean_.data();
-    float* rv = running_var_.data();
-    for (size_t j = 0; j < stats.mean.size(); ++j) {
-      const double var = 1.0 / (static_cast<double>(stats.invstd[j]) * stats.invstd[j]) - eps();
-      rm[j] = static_cast<float>((1.0 - momentum()) * rm[j] + momentum() * stats.mean[j]);
-      rv[j] = static_cast<float>((1.0 - momentum()) * rv[j] + momentum() * var);
-    }
-    num_batches_tracked_.data()[0] += 1.0f;
-  }
-"""
-SABOTAGE.update({
-    # given code, graded with the reference answers: SyncBatchNorm's running variance
-    # without Bessel's correction (torch's running estimate is unbiased)
-    ("11_ddp_training", "sync_batch_norm_given.cpp"): [
-        (r"  batch_norm_update_running\(stats, eps\(\), momentum\(\), running_mean_, running_var_,"
-         r"\n\s*num_batches_tracked_\);\n", SYNC_BN_BIASED, 1),
-    ],
-    # try_write takes the first free slot's address once and steps on by the stride: a
-    # message that starts mid-ring runs past the ring's last slot instead of wrapping
-    ("12_shm_transport", "shm_channel.cpp"): [
-        (r"(\n  while \(done < n && head - tail < slot_count_\) \{\n)    char\* s = slot\(head\);\n",
-         r"\n  char* s = slot(head);  // THE MISTAKE: the slots as if they never wrapped\1", 1),
-        (r"(\n    done \+= k;\n)(  \}\n  if \(done > 0\) ring_doorbell)",
-         r"\1    s += shm_slot_stride(slot_bytes_);\n\2", 1),
-    ],
-})
-
-
-def source_of(topic, name):
-    """solutions/topic/name, or lessons/topic/name for given code."""
-    answer = ROOT / "solutions" / topic / name
-    return answer if answer.exists() else ROOT / "lessons" / topic / name
-
-
 def sabotaged(topic, name):
-    """The text of solutions/topic/name (lessons/ for given code) with its SABOTAGE
-    substitutions applied."""
-    text = source_of(topic, name).read_text()
+    """The text of solutions/topic/name with its SABOTAGE substitutions applied."""
+    text = (ROOT / "solutions" / topic / name).read_text()
     for pattern, replacement, count in SABOTAGE[(topic, name)]:
         text, n = re.subn(pattern, lambda m: m.expand(replacement), text, flags=re.S)
         if n != count:
             raise AssertionError(
-                f"sabotage of {source_of(topic, name).relative_to(ROOT)}: {pattern!r} matched {n} times, not "
+                f"sabotage of solutions/{topic}/{name}: {pattern!r} matched {n} times, not "
                 f"{count}; the reference changed: update SABOTAGE in {pathlib.Path(__file__).name}")
     return f"// {name}: sabotaged by {pathlib.Path(__file__).name} (SABOTAGE); not an example.\n" + text
 
@@ -421,8 +379,7 @@ class LearnerCopy(Checks, unittest.TestCase):
     """A learner's copy (tools/export_learner.sh), built without solutions/, sabotaged.
 
     The cases run in the order of their names: lesson 01's answers are sabotaged
-    (SABOTAGE) and lesson 02 gets its reference code; then lesson 05's ring, lesson 11's
-    SyncBatchNorm and lesson 12's channel.
+    (SABOTAGE) and lesson 02 gets its reference code; then lesson 05's ring.
     """
 
     @classmethod
@@ -526,75 +483,45 @@ class LearnerCopy(Checks, unittest.TestCase):
                         "the sabotaged ring is correct on small buffers: other tests should pass")
         print(f"sabotage ring: {len(large)} large case(s) score 0, {data['score']:.1f} points, {secs:.0f} s")
 
-    def at_most_half(self, topic, fast):
-        """Grades lesson `topic` of the copy, its answers the reference's and its SABOTAGE
-        planted, running only the tests matching the patterns `fast` (the copy's points.json
-        gives the others 0, so the grader skips them); asserts that even with every skipped
-        test counted as passed the lesson scores at most half its points. Returns the
-        graded tests."""
-        nn = topic[:2]
-        if not (ROOT / "solutions" / topic).is_dir() or not (EXPORT / "lessons" / topic).is_dir():
-            self.skipTest(f"no lesson {nn} here")
-        real = ROOT / "tests" / topic / "points.json"
-        copy = EXPORT / "tests" / topic / "points.json"
-        for f in (ROOT / "solutions" / topic).iterdir():
-            copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
-        write_sabotage(topic)
-        data = json.loads(real.read_text())
-        data["points"] = {pattern: 1 for pattern in fast}  # weights: only > 0 matters here
-        data["default_points"] = 0
-        copy.write_text(json.dumps(data, indent=2))
-        try:
-            rc, graded, secs, _ = grade("--root", str(EXPORT), "--json",
-                                        str(WORK / f"sabotage-{nn}.json"), "--lesson", nn, *FAST,
-                                        timeout=900)
-            listing = subprocess.run([str(EXPORT / "build" / "lessons" / f"test_{nn}"),
-                                      "--gtest_list_tests"], stdout=subprocess.PIPE, text=True,
-                                     timeout=60)
-        finally:  # the stubs, given code and points again, as a learner's copy starts
-            subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet",
-                            "--out", str(EXPORT), "--lesson", topic], cwd=ROOT, check=True)
-            for (t, name) in SABOTAGE:
-                if t == topic and not (ROOT / "solutions" / t / name).exists():
-                    copy_if_changed(ROOT / "lessons" / t / name, EXPORT / "lessons" / t / name)
-            copy_if_changed(real, copy)
-        self.check_grade_json(graded)
-        self.assertEqual(rc, 1)
-        pf = pointslib.load(real)
-        maxes = pf.max_scores(lessonlib.parse_gtest_list(listing.stdout))
-        failed = {t["name"].split(": ", 1)[1] for t in graded["tests"] if t["status"] != "passed"}
-        self.assertTrue(failed, f"lesson {nn}: no test caught the planted mistake")
-        bound = sum(m for name, m in maxes.items() if name not in failed)
-        self.assertLessEqual(bound, pf.total / 2,
-                             f"lesson {nn} keeps more than half its points with the mistake: "
-                             f"failed {sorted(failed)}")
-        print(f"sabotage {nn}: at most {bound:.2f} of {pf.total:g} points, {secs:.0f} s")
-        return graded["tests"]
-
     @wanted("sabotage")
-    def test_7_sync_batch_norm_running_variance_biased(self):
-        tests = self.at_most_half("11_ddp_training", ["SyncBatchNormTest.*"])
-        for t in tests:
-            if "EqualsBatchNorm" in t["name"]:
-                self.assertEqual(t["status"], "failed", t["name"])
-                self.assertIn("running_var", t["output"], t["name"])
-
-    @wanted("sabotage")
-    def test_8_shm_message_that_wraps_copied_as_if_contiguous(self):
-        # Not the slow-producer case: it waits 20 s for bytes that went past the ring.
-        tests = self.at_most_half("12_shm_transport", [
-            "ShmChannel.AMessageThatWraps*", "ShmChannel.EveryByte*", "ShmTransport.TwoRanks*",
-            "Shm/*", "Auto/*"])
-        wrap = [t for t in tests if "Wraps" in t["name"]]
-        self.assertTrue(wrap, "lesson 12 has no test of a message that wraps the ring")
-        for t in wrap:
-            self.assertEqual(t["status"], "failed")
-            self.assertIn("past the ring's last slot", t["output"])
-
-    @wanted("sabotage")
-    def test_9_memory_past_the_limit(self):
+    def test_6_memory_past_the_limit(self):
         _, mine = self.sabotage("memory", "--memory-mib", "300")
         self.assert_reasons(mine, r"exceeded 300 MiB of memory")
+
+    @wanted("sabotage")
+    def test_7_planted_mistakes(self):
+        """Each mistake of planted.py (it used to pass) scores at most half of its lesson."""
+        from planted import PLANTED  # tests/grader/planted.py
+        for (topic, name, what), subs in PLANTED.items():
+            if not (ROOT / "solutions" / topic).is_dir():
+                continue
+            nn = topic[:2]
+            for f in (ROOT / "solutions" / topic).iterdir():  # the lesson's other answers
+                copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
+            src = ROOT / "solutions" / topic / name
+            if not src.exists():  # a mistake in given code, beside the reference answers
+                src = ROOT / "lessons" / topic / name
+            text = src.read_text()
+            for pattern, replacement, count in subs:
+                text, n = re.subn(pattern, lambda _: replacement, text, flags=re.S)
+                self.assertEqual(n, count, f"planted '{what}': {pattern!r} matched {n} times; "
+                                           f"the reference changed: update tests/grader/planted.py")
+            write_if_changed(text, EXPORT / "lessons" / topic / name)
+            try:
+                _, data, secs, _ = grade("--root", str(EXPORT), "--json",
+                                         str(WORK / f"planted-{nn}.json"), "--lesson", nn, *FAST,
+                                         timeout=900)
+            finally:  # the stubs and given code again, as a learner's copy starts
+                subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet",
+                                "--out", str(EXPORT), "--lesson", topic], cwd=ROOT, check=True)
+                if src.parent.parent.name == "lessons":
+                    copy_if_changed(src, EXPORT / "lessons" / topic / name)
+            self.check_grade_json(data)
+            mine = [t for t in data["tests"] if t["tags"] == [f"lesson{nn}"]]
+            total = sum(t["max_score"] for t in mine)
+            score = sum(t["score"] for t in mine)
+            self.assertLessEqual(score, total / 2, f"lesson {nn} with '{what}' scores {score} of {total}")
+            print(f"planted '{what}': lesson {nn} scores {score:.1f} of {total:.0f}, {secs:.0f} s")
 
 
 if __name__ == "__main__":
