@@ -25,6 +25,7 @@
 #include "process_group.h"
 #include "process_group_factory.h"
 #include "process_group_tcp.h"
+#include "subgroups.h"
 
 namespace course::test {
 
@@ -63,6 +64,23 @@ inline std::unique_ptr<ProcessGroup> make_group(const std::string& backend, Rank
     return make_process_group("tcp", ctx.store(), ctx.rank, ctx.world, recipe);
   }
   return make_process_group(backend, ctx.store(), ctx.rank, ctx.world, recipe);
+}
+
+/// The test body's world as Subgroups (common/comm/subgroups.h) on `backend` (as make_group:
+/// "tcp", "shm", "auto" or "gloo"): its groups are made with make_group's recipe, named
+/// "<prefix>/<k>-<name>". `timeout` bounds new_group's order check.
+inline Subgroups make_subgroups(const std::string& backend, RankContext& ctx,
+                                const std::string& prefix = "subgroups",
+                                Millis timeout = default_timeout()) {
+  GroupRecipe recipe = suite_recipe(ctx, prefix, default_timeout());
+  std::string maker_backend = backend;
+  if (backend == "shm" || backend == "auto") {
+    recipe.transport = backend;
+    recipe.connect_shm = suite_shm_connector();
+    maker_backend = "tcp";
+  }
+  return Subgroups(ctx.store(), ctx.rank, ctx.world, group_maker(maker_backend, recipe), prefix,
+                   timeout);
 }
 
 /// A tcp group running `algorithms` (a test of one lesson's own calls).
