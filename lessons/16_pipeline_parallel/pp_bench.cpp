@@ -74,6 +74,51 @@ std::vector<std::vector<TraceSpan>> collect_spans(ProcessGroup& group, const Tra
   return all;
 }
 
+std::string describe_cut(const std::vector<int>& bounds) {
+  std::string text;
+  for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+    text += (s ? " " : "") + std::to_string(bounds[s]) + ".." + std::to_string(bounds[s + 1] - 1);
+  }
+  return text;
+}
+
+// 1F1B at M = 8 on the cut `bounds`: rank 0 prints each stage's median compute per step,
+// their spread (slowest / mean) and the slowest stage's step.
+void balance_line(ProcessGroup& group, const std::string& label, const std::vector<int64_t>& sizes,
+                  const std::vector<int>& bounds, const Batch& batch, int steps,
+                  std::ostream& out) {
+  const int stages = group.size();
+  const PipelineLayout layout = make_pipeline_layout(group.rank(), stages, stages);
+  StageRunner runner(group, layout, sizes, 3, "1f1b", 8, batch.inputs.size(0) / 8, bounds);
+  Sgd sgd(runner.stage().parameters(), {.lr = 0.01f});
+  std::vector<double> compute, step;
+  for (int t = 0; t < kWarmupSteps + steps; ++t) {
+    group.barrier();
+    sgd.zero_grad();
+    const StepStats st = runner.step(batch);
+    sgd.step();
+    if (t < kWarmupSteps) continue;
+    compute.push_back(st.compute_s);
+    step.push_back(st.step_s);
+  }
+  std::vector<float> mine = {static_cast<float>(median(compute)), static_cast<float>(median(step))};
+  std::vector<float> every(2 * stages);
+  group.all_gather(mine, every);
+  if (group.rank() != 0) return;
+  double worst = 0, mean = 0, slowest_step = 0;
+  std::string per_stage;
+  for (int s = 0; s < stages; ++s) {
+    worst = std::max(worst, static_cast<double>(every[2 * s]));
+    mean += every[2 * s] / stages;
+    slowest_step = std::max(slowest_step, static_cast<double>(every[2 * s + 1]));
+    per_stage += (s ? " " : "") + format_fixed(1e3 * every[2 * s], 2);
+  }
+  out << "# balanced by " << label << ": layers " << describe_cut(bounds)
+      << "; compute ms per stage " << per_stage << " (slowest / mean "
+      << format_fixed(worst / mean, 2) << "); 1f1b M = 8 step "
+      << format_fixed(1e3 * slowest_step, 2) << " ms" << std::endl;
+}
+
 }  // namespace
 
 Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, std::ostream& out) {
@@ -88,9 +133,8 @@ Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, s
   if (group.rank() == 0) {
     one_process = one_process_step_s(sizes, batch, o.steps);
     out << "# lesson 16 pipeline: 784 -> " << o.layers << " x " << o.width << " -> 10, batch "
-        << o.batch << ", P = " << stages << " stages (layers";
-    for (int s = 0; s < stages; ++s) out << " " << bounds[s] << ".." << bounds[s + 1] - 1;
-    out << "), " << link_header()
+        << o.batch << ", P = " << stages << " stages (layers " << describe_cut(bounds) << "), "
+        << link_header()
         << "\n# one process on the whole batch: " << format_fixed(1e3 * one_process, 2)
         << " ms per step" << std::endl;
   }
@@ -163,6 +207,18 @@ Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, s
       }
     }
   }
+  // The cut by parameters against the cut by measured time (rank 0 times each layer on a
+  // micro-batch of M = 8; every rank cuts the same way).
+  std::vector<float> seconds(sizes.size() - 1);
+  if (group.rank() == 0) {
+    const std::vector<double> measured = measure_layer_seconds(sizes, o.batch / 8);
+    std::copy(measured.begin(), measured.end(), seconds.begin());
+  }
+  group.broadcast(seconds, 0);
+  const std::vector<int> by_time =
+      partition_layers(std::vector<double>(seconds.begin(), seconds.end()), stages);
+  balance_line(group, "parameters", sizes, bounds, batch, o.steps, out);
+  balance_line(group, "measured time", sizes, by_time, batch, o.steps, out);
   if (group.rank() == 0) {
     table.add_note("model % = (P-1)/(M+P-1); wait % = time blocked on receives / step", &out);
     table.write_csv(o.csv_path);

@@ -27,7 +27,9 @@
 //                 over the micro-batches in flight)
 //   speed-up      one process's step on the whole batch (rank 0, measured first) / step ms
 // and a timeline of one step of each schedule at M = 8 (Perfetto JSON and SVG, one row per
-// stage: forwards blue, backwards green, waits grey).
+// stage: forwards blue, backwards green, waits grey). Then the balance: the cut by
+// parameters against the cut by measured layer time, each running 1F1B at M = 8: the
+// stages' compute per step, slowest over mean, and the step.
 //
 // What this is not: a measurement of a cluster: on one machine the stages share its cores
 // (docs/bench/lesson16.md says what that does to the bubble).
@@ -45,7 +47,7 @@ struct PipelineBenchOptions {
   int64_t batch = 256;  ///< the global batch, cut into M micro-batches
   int64_t width = 512;  ///< hidden width
   int layers = 8;       ///< hidden layers
-  int steps = 6;        ///< timed steps per row (after 2 warm-up steps)
+  int steps = 10;       ///< timed steps per row (after 2 warm-up steps)
   std::string csv_path = "bench-results/lesson16_pipeline.csv";
   std::string trace_prefix = "bench-results/lesson16_timeline";  ///< + _gpipe.svg, ...
 };

@@ -42,10 +42,12 @@ std::string check_pipeline_flags(const PipelineOptions& o, int np) {
     return "--pp " + std::to_string(pp) + " does not divide the " + std::to_string(np) +
            " ranks (--np): the ranks form D = np / pp replicas of the pipeline";
   }
-  if (o.batch_size % o.micro_batches != 0) {
-    return "--micro-batches " + std::to_string(o.micro_batches) + " does not divide the batch of " +
-           std::to_string(o.batch_size) + " (--batch-size): every micro-batch must have the " +
-           "same number of rows";
+  const int replicas = np / pp;
+  if (o.batch_size % (static_cast<int64_t>(replicas) * o.micro_batches) != 0) {
+    return "--micro-batches " + std::to_string(o.micro_batches) + " times " +
+           std::to_string(replicas) + " replica(s) does not divide the batch of " +
+           std::to_string(o.batch_size) + " (--batch-size): every micro-batch of every replica " +
+           "must have the same number of rows";
   }
   return "";
 }
@@ -69,7 +71,7 @@ PipelineLayout make_pipeline_layout(int rank, int world, int pp) {
 StageRunner::StageRunner(ProcessGroup& group, const PipelineLayout& layout,
                          const std::vector<int64_t>& sizes, uint64_t seed,
                          const std::string& schedule, int micro_batches, int64_t micro_batch_rows,
-                         const std::vector<int>& bounds)
+                         const std::vector<int>& bounds, ProcessGroup* dp_group)
     : layout_(layout), micro_batches_(micro_batches), rows_(micro_batch_rows) {
   schedule_ = make_schedule(schedule, layout.stages, micro_batches);
   check_schedule(schedule_, micro_batches);
@@ -82,6 +84,9 @@ StageRunner::StageRunner(ProcessGroup& group, const PipelineLayout& layout,
   placement.next_rank = layout.next_rank;
   placement.micro_batch_rows = micro_batch_rows;
   executor_ = std::make_unique<PipelineExecutor>(*stage_, group, placement);
+  if (dp_group && dp_group->size() > 1) {
+    data_parallel_ = std::make_unique<NaiveDdp>(*stage_, *dp_group, GradSync::flat);
+  }
 }
 
 StepStats StageRunner::step(const Batch& batch, TraceRecorder* trace) {
@@ -91,19 +96,35 @@ StepStats StageRunner::step(const Batch& batch, TraceRecorder* trace) {
     if (layout_.stage == layout_.stages - 1)
       targets.push_back(batch.targets.rows(m * rows_, rows_));
   }
-  return executor_->run_step(schedule_[layout_.stage], inputs, targets, trace);
+  StepStats st = executor_->run_step(schedule_[layout_.stage], inputs, targets, trace);
+  if (data_parallel_) {
+    const double t0 = TraceRecorder::now_us();
+    data_parallel_->sync_gradients();
+    const double t1 = TraceRecorder::now_us();
+    st.send_s += (t1 - t0) / 1e6;
+    st.step_s += (t1 - t0) / 1e6;
+    if (trace) trace->span(TraceRecorder::kComm, "all_reduce dp", t0, t1);
+  }
+  return st;
 }
 
-double compare_with_one_process(ProcessGroup& group, const EquivalenceCase& c) {
-  const PipelineLayout layout = make_pipeline_layout(group.rank(), group.size(), group.size());
+namespace {
+
+// compare_with_one_process with D = dp_group->size() replicas (1 without a dp group).
+double compare_replicas_with_one_process(ProcessGroup& group, ProcessGroup* dp_group,
+                                         const EquivalenceCase& c) {
+  const int replicas = dp_group ? dp_group->size() : 1;
+  const PipelineLayout layout =
+      make_pipeline_layout(group.rank(), group.size(), group.size() / replicas);
   const std::vector<int> bounds = partition_layers(layer_parameter_counts(c.sizes), layout.stages);
   StageRunner runner(group, layout, c.sizes, c.seed, c.schedule, c.micro_batches,
-                     c.micro_batch_rows, bounds);
+                     c.micro_batch_rows, bounds, dp_group);
   Sgd pipeline_sgd(runner.stage().parameters(), {.lr = c.lr});
   Rng rng(c.seed);
   const std::shared_ptr<Sequential> whole = make_mlp(c.sizes, rng);
   Sgd whole_sgd(whole->parameters(), {.lr = c.lr});
-  const int64_t rows = c.micro_batches * c.micro_batch_rows;
+  const int64_t replica_rows = c.micro_batches * c.micro_batch_rows;
+  const int64_t rows = replicas * replica_rows;
   const int64_t in = c.sizes.front();
   const int64_t classes = c.sizes.back();
   for (int t = 0; t < c.steps; ++t) {
@@ -114,8 +135,9 @@ double compare_with_one_process(ProcessGroup& group, const EquivalenceCase& c) {
     }
     for (int64_t r = 0; r < rows; ++r) y[r] = static_cast<float>((r * 7 + t * 3) % classes);
     const Batch batch{Tensor::from_vector({rows, in}, x), Tensor::from_vector({rows}, y)};
+    const int64_t first = layout.replica * replica_rows;
     pipeline_sgd.zero_grad();
-    runner.step(batch);
+    runner.step({batch.inputs.rows(first, replica_rows), batch.targets.rows(first, replica_rows)});
     pipeline_sgd.step();
     whole_sgd.zero_grad();
     cross_entropy(whole->forward(Variable(batch.inputs)), batch.targets).backward();
@@ -132,6 +154,17 @@ double compare_with_one_process(ProcessGroup& group, const EquivalenceCase& c) {
   }
   group.all_reduce(worst, ReduceOp::MAX);
   return worst[0];
+}
+
+}  // namespace
+
+double compare_with_one_process(ProcessGroup& group, const EquivalenceCase& c) {
+  return compare_replicas_with_one_process(group, nullptr, c);
+}
+
+double compare_pp_dp_with_one_process(ProcessGroup& group, ProcessGroup& dp_group,
+                                      const EquivalenceCase& c) {
+  return compare_replicas_with_one_process(group, &dp_group, c);
 }
 
 double evaluate_pipeline(ProcessGroup& group, const PipelineLayout& layout, PipelineStage& stage,
@@ -163,12 +196,14 @@ double evaluate_pipeline(ProcessGroup& group, const PipelineLayout& layout, Pipe
   return accuracy[0];
 }
 
-Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, std::ostream& out) {
+Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, ProcessGroup* dp_group,
+                              std::ostream& out) {
   const PipelineLayout layout = make_pipeline_layout(group.rank(), group.size(), o.pp);
   const DdpData data = load_ddp_data(o);
   const std::vector<int64_t> sizes =
       model_sizes(o.hidden, data.train.inputs.numel() / data.train.size(), data.train.classes);
-  const int64_t rows = o.batch_size / o.micro_batches;
+  const int64_t replica_batch = o.batch_size / layout.replicas;
+  const int64_t rows = replica_batch / o.micro_batches;
   std::vector<double> costs = layer_parameter_counts(sizes);
   if (o.balance == "time") {
     // Rank 0 measures, every rank cuts the same way.
@@ -181,7 +216,8 @@ Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, std
     costs.assign(measured.begin(), measured.end());
   }
   const std::vector<int> bounds = partition_layers(costs, layout.stages);
-  StageRunner runner(group, layout, sizes, o.seed, o.schedule, o.micro_batches, rows, bounds);
+  StageRunner runner(group, layout, sizes, o.seed, o.schedule, o.micro_batches, rows, bounds,
+                     dp_group);
   const bool reporter = layout.stage == layout.stages - 1 && layout.replica == 0;
   if (group.rank() == 0) {
     std::ostringstream cut;
@@ -198,7 +234,7 @@ Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, std
   // DistributedSampler), identical on every stage of the replica.
   auto sampler = std::make_shared<DistributedSampler>(data.train.size(), layout.replicas,
                                                       layout.replica, o.shuffle, o.seed);
-  DataLoader loader(data.train, o.batch_size, sampler, /*drop_last=*/true);
+  DataLoader loader(data.train, replica_batch, sampler, /*drop_last=*/true);
   double best = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
     sampler->set_epoch(epoch);

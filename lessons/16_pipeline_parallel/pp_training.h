@@ -11,16 +11,25 @@
 // stage (the stage is the inner dimension, so a pipeline's neighbours are neighbouring
 // ranks). Stage s of replica d receives from rank d*P + s-1 and sends to d*P + s+1.
 //
-// THE TRAINING RUN (run_pipeline_training): every rank loads the data set and draws the
-// same shuffled batches (RandomSampler, seed); stage 0 reads the inputs, the last stage the
-// labels; each batch is cut into M micro-batches of batch/M rows (drop_last: every
-// micro-batch has the same shape). Per step: zero_grad, the schedule, optimizer.step on
-// the stage's own parameters. After each epoch the test set flows through the stages
-// forward only (evaluate_pipeline) and the last stage counts the correct answers. PASS:
-// the best test accuracy within the epochs reaches --target (lesson 07's 85%).
+// THE TRAINING RUN (run_pipeline_training): every rank loads the data set; the ranks of one
+// replica draw the same shuffled share of it (lesson 09's DistributedSampler over the D
+// replicas); stage 0 reads the inputs, the last stage the labels; each replica's batch
+// (--batch-size / D) is cut into M micro-batches (drop_last: every micro-batch has the
+// same shape). Per step: zero_grad, the schedule, the average over replicas (D > 1),
+// optimizer.step on the stage's own parameters. After each epoch the test set flows
+// through the stages forward only (evaluate_pipeline) and the last stage counts the correct
+// answers. PASS: the best test accuracy within the epochs reaches --target (lesson 07's
+// 85%).
 //
-// What this is not: pipeline x data parallelism with gradients averaged across replicas
-// (that needs a data-parallel subgroup per stage); with D > 1 each replica trains alone.
+// PIPELINE x DATA PARALLELISM. With D > 1 replicas, stage s of every replica forms a
+// data-parallel group (the "dp" dimension of the device mesh {dp: D, pp: P}, device_mesh.h):
+// after the schedule, each stage's gradients are averaged over it (lesson 09's NaiveDdp,
+// one flat all-reduce), so the D replicas step alike: one pipeline on a batch D times as
+// large. The p2p messages run on the world group, between neighbouring ranks.
+//
+// What this is not: the data-parallel all-reduce overlapped with the last micro-batch's
+// backward (Megatron's overlap_grad_reduce, lesson 10's Reducer with no_sync on the first
+// M-1 micro-batches); here it follows the schedule.
 #pragma once
 
 #include <memory>
@@ -30,19 +39,21 @@
 
 #include "data_loader.h"
 #include "ddp_training.h"
+#include "naive_ddp.h"
 #include "pipeline_executor.h"
 #include "pipeline_stage.h"
 #include "schedule.h"
 
 namespace course {
 
-/// ./lesson16's flags: lesson 09's training flags (--batch-size is one replica's batch),
-/// plus the pipeline's.
+/// ./lesson16's flags: lesson 07's data and optimizer flags (--batch-size is the batch of
+/// all replicas together, Megatron's global batch: each of the D replicas takes 1/D of it),
+/// plus the pipeline's. The deep default MLP (8 x 256) needs a fourth epoch to pass 85%.
 struct PipelineOptions : DdpTrainingOptions {
   PipelineOptions() {
     batch_size = 128;
     hidden = std::vector<int64_t>(8, 256);
-    lr = 0.05f;
+    epochs = 4;
   }
   int pp = 0;             ///< stages per pipeline (0: every rank, D = 1)
   int micro_batches = 4;  ///< M: micro-batches per batch
@@ -51,8 +62,8 @@ struct PipelineOptions : DdpTrainingOptions {
 };
 
 /// "" when the flags fit `np` ranks, else the usage error naming the numbers: --pp larger
-/// than the model's layers, --pp not dividing the ranks, --micro-batches not dividing the
-/// batch.
+/// than the model's layers, --pp not dividing the ranks, --micro-batches not dividing a
+/// replica's share of the batch (--batch-size / D).
 std::string check_pipeline_flags(const PipelineOptions& o, int np);
 
 /// Where a rank sits (see LAYOUT above).
@@ -74,12 +85,16 @@ class StageRunner {
   /// Builds layers [bounds[stage], bounds[stage+1]) of the MLP `sizes` drawn from `seed`,
   /// agrees shapes with the neighbours, builds the schedule and checks it (every rank
   /// checks the whole schedule, so a bad one is refused before any message is sent).
+  /// `dp_group`: this stage's data-parallel group (D > 1), whose gradients step() averages;
+  /// null: none. It must outlive the runner.
   StageRunner(ProcessGroup& group, const PipelineLayout& layout, const std::vector<int64_t>& sizes,
               uint64_t seed, const std::string& schedule, int micro_batches,
-              int64_t micro_batch_rows, const std::vector<int>& bounds);
+              int64_t micro_batch_rows, const std::vector<int>& bounds,
+              ProcessGroup* dp_group = nullptr);
 
   /// One step: cuts `batch` (M * rows rows; stage 0 uses its inputs, the last stage its
-  /// targets) into micro-batches and runs this stage's list.
+  /// targets) into micro-batches and runs this stage's list; with a dp group, then averages
+  /// the gradients over it (timed in StepStats::send_s).
   StepStats step(const Batch& batch, TraceRecorder* trace = nullptr);
 
   PipelineStage& stage() { return *stage_; }
@@ -93,6 +108,7 @@ class StageRunner {
   std::unique_ptr<PipelineStage> stage_;
   std::unique_ptr<PipelineExecutor> executor_;
   PipelineSchedule schedule_;
+  std::unique_ptr<NaiveDdp> data_parallel_;
 };
 
 /// What compare_with_one_process runs.
@@ -120,7 +136,17 @@ double compare_with_one_process(ProcessGroup& group, const EquivalenceCase& c);
 double evaluate_pipeline(ProcessGroup& group, const PipelineLayout& layout, PipelineStage& stage,
                          const Dataset& test, int64_t rows);
 
-/// ./lesson16's training run (see above).
-Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, std::ostream& out);
+/// Largest |pipeline x data parallel - one process| after c.steps SGD steps, as
+/// compare_with_one_process, on P = group.size() / dp_group->size() stages and D =
+/// dp_group->size() replicas: replica d takes rows [d*M*b, (d+1)*M*b) of each batch of D*M*b
+/// rows, one process the whole batch. `dp_group`: this stage's group of replicas (ranks
+/// stage, P + stage, ...). Collective over the world.
+double compare_pp_dp_with_one_process(ProcessGroup& group, ProcessGroup& dp_group,
+                                      const EquivalenceCase& c);
+
+/// ./lesson16's training run (see above). `dp_group`: this stage's group of replicas when
+/// D > 1 (null otherwise).
+Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, ProcessGroup* dp_group,
+                              std::ostream& out);
 
 }  // namespace course

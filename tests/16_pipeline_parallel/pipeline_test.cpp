@@ -1,7 +1,7 @@
 // pipeline_test.cpp: lesson 16: the executor over real ranks. GPipe and 1F1B at P = 2 and
-// 4 end where one process on the whole batch ends after 20 SGD steps (tcp and gloo, and a
-// case whose activations are megabytes); the micro-batches each schedule holds at once; a
-// dead stage named by its neighbour (stage, rank, micro-batch in flight).
+// 4 and 2 stages x 2 replicas end where one process on the whole batch ends after 20 SGD
+// steps (tcp and gloo, and a case whose activations are megabytes); the micro-batches each schedule
+// holds at once; a dead stage named by its neighbour (stage, rank, micro-batch in flight).
 //
 //   ./build/solutions/test_16 --gtest_filter='Pipeline*'
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../collectives/group_factory.h"
+#include "device_mesh.h"
 #include "error.h"
 #include "harness.h"
 #include "pp_self_check.h"
@@ -55,6 +56,24 @@ TEST(Pipeline, MegabyteActivationsEqualOneProcess) {
   c.steps = 3;
   c.lr = 0.01f;
   expect_equals_one_process(2, "tcp", c);
+}
+
+TEST(Pipeline, TwoStagesTimesTwoReplicasEqualOneProcess) {
+  // World rank = replica * 2 + stage; stage s's replicas {s, 2 + s} average gradients.
+  run_ranks(4, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    Subgroups world = make_subgroups("tcp", ctx);
+    const DeviceMesh mesh = init_device_mesh(world, {{"dp", 2}, {"pp", 2}});
+    ASSERT_EQ(mesh.coordinate("pp"), ctx.rank % 2);
+    EquivalenceCase c;
+    c.micro_batches = 3;
+    c.micro_batch_rows = 2;
+    for (const std::string& schedule : schedule_names()) {
+      c.schedule = schedule;
+      const double diff = compare_pp_dp_with_one_process(*group, *mesh.group("dp"), c);
+      EXPECT_LE(diff, kPipelineTolerance) << schedule << " on 2 stages x 2 replicas";
+    }
+  });
 }
 
 TEST(Pipeline, GpipeHoldsEveryMicroBatchAndOneFOneBAtMostPMinusS) {
