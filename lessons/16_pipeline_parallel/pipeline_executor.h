@@ -60,6 +60,10 @@ struct StagePlacement {
   int next_rank = -1;                  ///< stage+1's rank; -1 on the last stage
   int64_t micro_batch_rows = 1;        ///< b: every micro-batch has this many rows
   Millis timeout = default_timeout();  ///< how long a receive may wait
+  /// Modelled compute (the bench): after each forward the stage sleeps this long, after
+  /// each backward twice as long, so that a forward costs f and a backward 2f however
+  /// many stages share the machine's cores (sleeping stages do not compete). 0: none.
+  double modelled_forward_ms = 0;
 };
 
 /// What one stage did in one step.
@@ -88,6 +92,8 @@ class PipelineExecutor {
                      const std::vector<Tensor>& targets, TraceRecorder* trace = nullptr);
 
   const StagePlacement& placement() const { return placement_; }
+  /// Sets StagePlacement::modelled_forward_ms.
+  void set_modelled_forward_ms(double ms) { placement_.modelled_forward_ms = ms; }
 
  private:
   // What one micro-batch holds on this stage between its forward and its backward.

@@ -3,6 +3,7 @@
 // (pipeline_executor.h). The forward and backward actions are the exercise
 // (pipeline_executor.cpp).
 #include <chrono>
+#include <thread>
 
 #include "error.h"
 #include "pipeline_executor.h"
@@ -120,6 +121,10 @@ void PipelineExecutor::compute(const Action& a) {
     forward_action(a.micro_batch);
   } else {
     backward_action(a.micro_batch);
+  }
+  if (placement_.modelled_forward_ms > 0) {
+    const double ms = placement_.modelled_forward_ms * (a.kind == ActionKind::forward ? 1 : 2);
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1e3)));
   }
   const double t1 = TraceRecorder::now_us();
   stats_.compute_s += (t1 - t0) / 1e6 - (stats_.wait_s - waited);

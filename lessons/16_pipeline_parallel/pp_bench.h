@@ -15,19 +15,26 @@
 // activations, GPipe M.
 //
 // THE TABLE, one row per schedule and M (M in 1, 2, 4, 8, 16; the global batch fixed, so a
-// micro-batch has batch/M rows), each after warm-up steps, the median of the timed steps:
-//   step ms       the slowest stage's step
+// micro-batch has batch/M rows), after warm-up steps, per stage the median of the timed
+// steps, which run back to back as in training (a stage that ends early waits at the
+// start of the next step, so every stage's iteration lasts the pipeline's period):
+//   step ms       the slowest stage's iteration: zero_grad, the schedule, the optimizer
 //   compute ms    the stages' mean forward and backward time per step
-//   wait %        the stages' mean time blocked on receives, of the step: the bubble as
-//                 the stages saw it
-//   idle %        step minus compute, of the step (waits, sends, the loop), mean over stages
+//   wait %        the stages' mean time blocked on receives, of the iteration: the bubble
+//                 as the stages saw it
+//   idle %        the iteration less compute, of the iteration, mean over stages (waits,
+//                 sends, the optimizer)
 //   model %       (P-1)/(M+P-1)
 //   in flight     the most micro-batches any stage held at once
 //   act MiB       stage 0's peak saved activations (PipelineStage::saved_bytes, summed
 //                 over the micro-batches in flight)
 //   speed-up      one process's step on the whole batch (rank 0, measured first) / step ms
 // and a timeline of one step of each schedule at M = 8 (Perfetto JSON and SVG, one row per
-// stage: forwards blue, backwards green, waits grey). Then the balance: the cut by
+// stage: forwards blue, backwards green, waits grey). Then the same table on MODELLED
+// compute: a tiny model whose every forward sleeps f = 2 ms and every backward 2f
+// (StagePlacement::modelled_forward_ms), so that stages sharing the machine's cores do
+// not slow each other and the schedule alone decides who waits: the bubble as a cluster
+// with a core per stage would see it. Then the balance: the cut by
 // parameters against the cut by measured layer time, each running 1F1B at M = 8: the
 // stages' compute per step, slowest over mean, and the step.
 //

@@ -98,6 +98,7 @@ class StageRunner {
   StepStats step(const Batch& batch, TraceRecorder* trace = nullptr);
 
   PipelineStage& stage() { return *stage_; }
+  PipelineExecutor& executor() { return *executor_; }
   const PipelineLayout& layout() const { return layout_; }
   const PipelineSchedule& schedule() const { return schedule_; }
 
