@@ -189,9 +189,10 @@ void sweep(ProcessGroup& group, BenchTable& table, const std::vector<int64_t>& s
         const auto spans = collect_spans(group, trace);
         if (group.rank() == 0) {
           write_chrome_trace(trace_prefix + "_" + name + ".json", spans);
-          write_timeline_svg(trace_prefix + "_" + name + ".svg", spans,
-                             "lesson 16: " + name + ", P = " + std::to_string(stages) +
-                                 ", M = 8 (one row pair per stage)");
+          write_timeline_svg(
+              trace_prefix + "_" + name + ".svg", spans,
+              "lesson 16: " + name + (modelled_ms > 0 ? " on modelled compute" : "") +
+                  ", P = " + std::to_string(stages) + ", M = 8 (one row pair per stage)");
         }
       }
     }
