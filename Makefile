@@ -39,14 +39,14 @@ GENERATOR := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
 # The generator flag for build directory $(1), only when it has not been configured yet.
 generator_for = $(if $(wildcard $(1)/CMakeCache.txt),,$(GENERATOR))
 # One build step: progress each tenth, warnings and errors, the whole log in DIR/build.log.
-BUILD_STEP = JOBS=$(JOBS) python3 tools/build.py
+BUILD_STEP = JOBS=$(JOBS) python3 tools/build_step.py
 LESSONS := $(sort $(notdir $(wildcard solutions/[0-9][0-9]_* lessons/[0-9][0-9]_*)))
 LESSON_NUMS := $(foreach l,$(LESSONS),$(firstword $(subst _, ,$(l))))
 # The demo is the capstone, lesson 11, on 2 ranks with its default data and epochs.
 DEMO_LESSON ?= 11
 DEMO_ARGS ?= --np 2
 
-.PHONY: setup configure stubs check-stubs test test-reference test-stub-builds demo format \
+.PHONY: setup configure stubs check-stubs check-tree test test-reference test-stub-builds demo format \
         clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \
         classroom docs bench format-check lint sanitize sanitize-asan sanitize-tsan configure-asan
 
@@ -118,7 +118,7 @@ endif
 # generated from solutions/ into the build (ex_NN_stubs), so answers written in lessons/
 # do not change this check. A learner's copy has no solutions/ to generate them from.
 test-stub-builds: test-reference
-	@if [ -d solutions ]; then bash tools/check_stub_drivers.sh $(REF_BUILD) $(LESSONS); \
+	@if [ -d solutions ]; then bash tests/tools/stub_drivers_test.sh $(REF_BUILD) $(LESSONS); \
 	 else echo "test-stub-builds: skipped (a learner's copy: lessons/ holds your code)"; fi
 
 # The grader (tools/grade.py) on the stubs, the reference and sabotaged code.
@@ -127,6 +127,11 @@ test-grader: setup
 	   $(if $(SANITIZE),GRADER_TEST_COPY_CXX_FLAGS="$(ASAN_COPY_CXX)" GRADER_TEST_COPY_LINK_FLAGS="$(ASAN_CXX)") \
 	   python3 tests/grader/test_grader.py; \
 	 else echo "test-grader: skipped (a learner's copy has no solutions/)"; fi
+
+# The tree's shape (tools/check_tree.py): common/'s rooms include only downwards
+# (runtime < tensor, comm < data, check < backends, bench), no source file over 450 lines.
+check-tree:
+	@python3 tools/check_tree.py
 
 check-classroom:
 	@python3 tools/classroom.py --check
@@ -252,7 +257,7 @@ sanitize-tsan: setup
 	@cd build/tsan && ctest -j $(JOBS) --output-on-failure --timeout 600 -L "$(TSAN_LABELS)" \
 	  $(if $(TSAN_EXCLUDE),-E "$(TSAN_EXCLUDE)",)
 
-test: setup format-check check-classroom test-reference test-stub-builds test-grader docs
+test: setup format-check check-tree check-classroom test-reference test-stub-builds test-grader docs
 	@echo "make test: all checks passed"
 
 demo: setup
@@ -275,13 +280,13 @@ format-check:
 
 # clang-tidy over the reference build's compile_commands.json: every .cpp of common/,
 # lessons/, solutions/, tests/ and tools/ (CUDA files aside), the stubs of lessons/ aside
-# (tools/lint_files.py), the longest first, as many at a time as JOBS, and a file that
+# (tools/lint.py), the longest first, as many at a time as JOBS, and a file that
 # passed not again while nothing it includes changed (tools/lint.py; COURSE_LINT_CACHE=off
 # lints everything). LINT_FILES narrows it to a regex of paths, e.g.
 # LINT_FILES='common/comm/.*'. tests/.clang-tidy says why the tests go without the analyzer.
 LINT_FILES ?= (common|lessons|solutions|tests|tools)/.*\.cpp
 CLANG_TIDY ?= clang-tidy
-lint: setup
+lint: setup check-tree
 	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
 	@python3 tools/lint.py build/solutions '$(LINT_FILES)$$' --jobs $(JOBS) --clang-tidy $(CLANG_TIDY)
 

@@ -3,8 +3,11 @@
 
     python3 tools/lint.py BUILD REGEX [--jobs N] [--clang-tidy BIN]
 
-Lints every file tools/lint_files.py lists (the .cpp files of BUILD's compile database
-whose path matches REGEX, the stubs aside) with the checks of .clang-tidy (and
+Lints every .cpp file of BUILD's compile database whose path relative to the tree matches
+REGEX (a Python regular expression, matched from the start), once each, except the stubs
+(lessons/NN_topic/f.cpp where solutions/NN_topic/f.cpp exists is generated from that answer
+file, which is checked itself; in a tree where someone works through the course, those
+files hold their answers in progress), with the checks of .clang-tidy (and
 tests/.clang-tidy), and fails if clang-tidy reports anything. What it adds to a plain
 run-clang-tidy:
 
@@ -27,20 +30,37 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
 import time
 
-HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.dont_write_bytecode = True
-
-from lint_files import lint_files  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 QUIET = ("warnings generated", "warning generated", "Suppressed ", "Use -header-filter",
          "Use -system-headers")
+
+
+def lint_files(build, regex):
+    """The paths (relative to the tree, sorted) of the files to lint; see the top."""
+    pattern = re.compile(regex)
+    database = pathlib.Path(build) / "compile_commands.json"
+    if not database.exists():
+        sys.exit(f"lint: {database} is missing; configure {build} first")
+    files = set()
+    for entry in json.loads(database.read_text()):
+        path = (pathlib.Path(entry["directory"]) / entry["file"]).resolve()
+        try:
+            rel = path.relative_to(ROOT)
+        except ValueError:
+            continue  # the build tree's own files (the stub tree) and dependencies
+        if rel.suffix != ".cpp" or not pattern.match(rel.as_posix()):
+            continue
+        if rel.parts[0] == "lessons" and (ROOT / "solutions" / rel.relative_to("lessons")).exists():
+            continue  # a stub
+        files.add(rel.as_posix())
+    return sorted(files)
 
 
 def arguments(entry):

@@ -19,45 +19,16 @@
 // the process groups of lessons 09-11. Shared memory (lesson 12) is not paced: it stands
 // for the links inside one machine. Gloo and NCCL use their own transports, not paced.
 //
-// Strings: "<bandwidth>[,<latency>]", bandwidth a number with gbit, mbit or kbit
-// (optionally "/s"; bits, powers of ten, as network links are quoted: 1gbit = 1e9 bit/s),
-// latency a number with ns, us or ms (0 when omitted). "none", "off" and "" mean no
-// emulation. Anything else is a ConfigError that says what was expected.
+// The link's figures and their parsing (LinkSpec, parse_link, COURSE_LINK) are
+// runtime/link_spec.h; this file is the pacing.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
-#include <string>
+
+#include "link_spec.h"
 
 namespace course {
-
-/// The environment variable the launcher passes to every rank ("10gbit,20us").
-inline constexpr const char* kLinkEnv = "COURSE_LINK";
-
-/// A link's figures; a default LinkSpec is no emulation (loopback as it is).
-struct LinkSpec {
-  double bits_per_second = 0;  ///< 0: no emulation
-  double latency_s = 0;        ///< per message
-
-  /// True when sends are paced.
-  bool emulated() const { return bits_per_second > 0; }
-  /// Seconds the wire takes for one message of `bytes` bytes (latency included).
-  double wire_seconds(size_t bytes) const;
-  /// "emulated 10 Gbit/s, 20 us per message" or "loopback (no emulated link)".
-  std::string describe() const;
-};
-
-/// Parses "10gbit,20us" (see the top of this file). Throws ConfigError naming the string
-/// and the accepted forms.
-LinkSpec parse_link(const std::string& text);
-
-/// COURSE_LINK parsed (no emulation when unset or empty). Throws ConfigError as parse_link,
-/// naming the variable.
-LinkSpec link_from_env();
-
-/// "link: emulated 10 Gbit/s, 20 us per message (tcp transport)" for a benchmark's header:
-/// the link of COURSE_LINK, as the ranks' sockets are paced on it.
-std::string link_header();
 
 /// The wire of one connection's send direction: when each chunk of bytes has crossed it.
 /// Thread safety: one sending thread at a time (as the stream it belongs to).

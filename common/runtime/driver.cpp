@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "emulated_link.h"
 #include "error.h"
 #include "flag_checks.h"
 #include "handshake.h"
 #include "launcher.h"
+#include "link_spec.h"
 #include "socket.h"
 
 namespace course {

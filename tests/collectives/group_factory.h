@@ -1,5 +1,5 @@
 // group_factory.h: how the collective suites get a process group, whatever the backend:
-// through make_process_group (common/comm/process_group_factory.h), as the drivers do.
+// through make_process_group (common/backends/process_group_factory.h), as the drivers do.
 //
 // The suites (suite_*.h) are compiled into several test binaries, each linking different
 // lessons: test_02 can build a tcp group with lesson 02 only, test_04 with lessons 02-04,

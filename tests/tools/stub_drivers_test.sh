@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_stub_drivers.sh BUILD_DIR LESSON_DIR...: every lesson's driver built on its stubs
+# stub_drivers_test.sh BUILD_DIR LESSON_DIR...: every lesson's driver built on its stubs
 # (BUILD_DIR/lessonNN_stubs) must stop with "lessonNN: TODO lessons/NN_topic/FILE:LINE" and
 # exit 2, within a timeout: a stub must never hang.
 set -u

@@ -5,7 +5,7 @@
 # so that a header, library, CMake file or data file missing from the bundle fails the
 # build or the run here, as it would on a bare GPU machine.
 #
-#   tools/gpu_bundle_test.sh [BUNDLE]     # as root (unshare -m); BUNDLE as for gpu_check.sh
+#   tests/tools/gpu_bundle_test.sh [BUNDLE]     # as root (unshare -m); BUNDLE as for gpu_check.sh
 #
 # Hidden: every file the bundled packages installed (dpkg -L), a directory that only they
 # own behind an empty tmpfs (/usr/include/gloo, /usr/share/cmake/Gloo, the data set, ...),
@@ -15,7 +15,7 @@
 # has those. What it is not: a test of the GPU; without one, gpu_check.sh exits 2 after the
 # build, the GPU tests (which report "skipped: no CUDA device") and a CPU smoke run.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [ "${1:-}" != --inside ]; then
   BUNDLE=${1:-${GPU_BUNDLE:-gpu-bundle}}
   [ -f "$BUNDLE/MANIFEST" ] || { echo "gpu_bundle_test: no bundle at $BUNDLE (tools/gpu_bundle.sh)"; exit 1; }

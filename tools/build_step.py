@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""build.py: one CMake build step of the Makefile, quiet but visibly alive.
+"""build_step.py: one CMake build step of the Makefile, quiet but visibly alive.
 
-    python3 tools/build.py BUILD_DIR LABEL [TARGET...]      (JOBS=N: compile jobs)
+    python3 tools/build_step.py BUILD_DIR LABEL [TARGET...]      (JOBS=N: compile jobs)
 
 Runs `cmake --build BUILD_DIR -j JOBS [--target TARGET...]`, writes everything it prints
 to BUILD_DIR/build.log, and shows only this: a progress line each tenth of the way (with

@@ -1,0 +1,47 @@
+// link_spec.h: the figures of a cluster link to emulate, "10gbit,20us", and where a run
+// gets them (--link, or COURSE_LINK in the environment).
+//
+// What this is not: the pacing. comm/emulated_link.h paces the tcp transport's sends on
+// the link described here; this file only parses and describes it, so that the driver
+// (runtime/) can check `--link` and hand it to its ranks without knowing about sockets.
+//
+// Strings: "<bandwidth>[,<latency>]", bandwidth a number with gbit, mbit or kbit
+// (optionally "/s"; bits, powers of ten, as network links are quoted: 1gbit = 1e9 bit/s),
+// latency a number with ns, us or ms (0 when omitted). "none", "off" and "" mean no
+// emulation. Anything else is a ConfigError that says what was expected.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace course {
+
+/// The environment variable the launcher passes to every rank ("10gbit,20us").
+inline constexpr const char* kLinkEnv = "COURSE_LINK";
+
+/// A link's figures; a default LinkSpec is no emulation (loopback as it is).
+struct LinkSpec {
+  double bits_per_second = 0;  ///< 0: no emulation
+  double latency_s = 0;        ///< per message
+
+  /// True when sends are paced.
+  bool emulated() const { return bits_per_second > 0; }
+  /// Seconds the wire takes for one message of `bytes` bytes (latency included).
+  double wire_seconds(size_t bytes) const;
+  /// "emulated 10 Gbit/s, 20 us per message" or "loopback (no emulated link)".
+  std::string describe() const;
+};
+
+/// Parses "10gbit,20us" (see the top of this file). Throws ConfigError naming the string
+/// and the accepted forms.
+LinkSpec parse_link(const std::string& text);
+
+/// COURSE_LINK parsed (no emulation when unset or empty). Throws ConfigError as parse_link,
+/// naming the variable.
+LinkSpec link_from_env();
+
+/// "link: emulated 10 Gbit/s, 20 us per message (tcp transport)" for a benchmark's header:
+/// the link of COURSE_LINK, as the ranks' sockets are paced on it.
+std::string link_header();
+
+}  // namespace course
