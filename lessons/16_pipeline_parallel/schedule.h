@@ -87,6 +87,10 @@ int message_tag(ActionKind kind, int micro_batch);
 /// activation, the last stage receives no gradient (its backward starts from the loss).
 StageSchedule with_messages(const std::vector<Action>& computes, int stage, int stages);
 
+/// Throws ConfigError unless stages >= 1 and micro_batches >= 1 (what every builder
+/// checks first).
+void check_schedule_sizes(int stages, int micro_batches);
+
 /// GPipe: F0 .. F(M-1), then B0 .. B(M-1) on every stage, with their messages.
 /// REQUIRES: stages >= 1, micro_batches >= 1 (ConfigError otherwise).
 PipelineSchedule build_gpipe(int stages, int micro_batches);

@@ -66,15 +66,15 @@ bool needs_receive(const Action& compute, int stage, int stages, Action& receive
   return false;
 }
 
-void check_sizes(int stages, int micro_batches) {
+}  // namespace
+
+void check_schedule_sizes(int stages, int micro_batches) {
   if (stages < 1 || micro_batches < 1) {
     throw ConfigError("a pipeline schedule needs at least one stage and one micro-batch (got " +
                       std::to_string(stages) + " stage(s), " + std::to_string(micro_batches) +
                       " micro-batch(es))");
   }
 }
-
-}  // namespace
 
 StageSchedule with_messages(const std::vector<Action>& computes, int stage, int stages) {
   StageSchedule out;
@@ -99,7 +99,7 @@ StageSchedule with_messages(const std::vector<Action>& computes, int stage, int 
 }
 
 PipelineSchedule build_gpipe(int stages, int micro_batches) {
-  check_sizes(stages, micro_batches);
+  check_schedule_sizes(stages, micro_batches);
   PipelineSchedule schedule;
   for (int s = 0; s < stages; ++s) {
     std::vector<Action> computes;

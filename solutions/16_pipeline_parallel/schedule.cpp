@@ -8,11 +8,7 @@
 namespace course {
 
 PipelineSchedule build_1f1b(int stages, int micro_batches) {
-  if (stages < 1 || micro_batches < 1) {
-    throw ConfigError("a pipeline schedule needs at least one stage and one micro-batch (got " +
-                      std::to_string(stages) + " stage(s), " + std::to_string(micro_batches) +
-                      " micro-batch(es))");
-  }
+  check_schedule_sizes(stages, micro_batches);
   PipelineSchedule schedule;
   for (int s = 0; s < stages; ++s) {
     std::vector<Action> computes;
