@@ -46,7 +46,7 @@ LESSON_NUMS := $(foreach l,$(LESSONS),$(firstword $(subst _, ,$(l))))
 DEMO_LESSON ?= 11
 DEMO_ARGS ?= --np 2
 
-.PHONY: setup configure stubs check-stubs check-tree test test-reference test-stub-builds demo format \
+.PHONY: setup configure stubs check-stubs check-tree test test-tools bench-link test-reference test-stub-builds demo format \
         clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \
         classroom docs bench format-check lint sanitize sanitize-asan sanitize-tsan configure-asan
 
@@ -120,6 +120,11 @@ endif
 test-stub-builds: test-reference
 	@if [ -d solutions ]; then bash tests/tools/stub_drivers_test.sh $(REF_BUILD) $(LESSONS); \
 	 else echo "test-stub-builds: skipped (a learner's copy: lessons/ holds your code)"; fi
+
+# The scripts' own tests (tests/tools): tools/shaped_link.sh's argument checks, and as
+# root its namespaces, shaping and clean-up (skipped, with the reason, elsewhere).
+test-tools: setup
+	@bash tests/tools/shaped_link_test.sh
 
 # The grader (tools/grade.py) on the stubs, the reference and sabotaged code.
 test-grader: setup
@@ -208,7 +213,41 @@ bench: setup
 	  --trace bench-results/lesson16_np4_timeline
 	build/solutions/lesson16 --bench --np 4 --link 10gbit,20us --csv bench-results/lesson16_np4_10gbit.csv \
 	  --trace bench-results/lesson16_np4_10gbit_timeline
+	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory bench-link; \
+	 else echo "make bench: the kernel-shaped link (make bench-link) skipped: it needs root"; fi
 	@echo "make bench: CSV and SVG in bench-results/"
+
+# The kernel's shaped link (as root): two network namespaces joined by veth pairs whose
+# egress tbf limits to LINK_RATES (tools/shaped_link.sh), one rank in each. On each rate:
+# lesson 10's sweep, PyTorch's DDP on the same model (when torch imports), lesson 05's ring
+# beside Gloo, then lesson 10's sweep on the course's emulated --link at the same rate and
+# no latency (tbf adds none), and the two sweeps' agreement, row by row
+# (tools/link_agreement.py). CSV under bench-results/lesson10_kernel_<rate>.csv.
+LINK_RATES ?= 10gbit 1gbit
+bench-link: setup
+	@[ "$$(id -u)" -eq 0 ] || { echo "make bench-link: needs root (network namespaces)"; exit 1; }
+	@$(MAKE) configure IMPL=solutions CHAIN=ref
+	@$(BUILD_STEP) build/solutions "make bench-link" lesson05 lesson10
+	@mkdir -p bench-results
+	@for rate in $(LINK_RATES); do \
+	  echo "== lesson 10 on the kernel's $$rate link"; \
+	  tools/shaped_link.sh --rate $$rate -- build/solutions/lesson10 --bench \
+	    --csv bench-results/lesson10_kernel_$$rate.csv --svg bench-results/lesson10_kernel_$$rate.svg || exit 1; \
+	  for py in python3 /usr/bin/python3; do \
+	    if $$py -c "import torch" 2>/dev/null; then \
+	      echo "== PyTorch DDP on the kernel's $$rate link"; \
+	      tools/shaped_link.sh --rate $$rate -- $$py tools/torch_ddp_bench.py \
+	        || echo "make bench-link: PyTorch's run failed on $$rate (above)"; break; fi; \
+	  done; \
+	  echo "== lesson 05 (ring, naive, gloo) on the kernel's $$rate link"; \
+	  tools/shaped_link.sh --rate $$rate -- build/solutions/lesson05 --bench -e 16M \
+	    --csv bench-results/lesson05_kernel_$$rate.csv --svg "" || exit 1; \
+	  echo "== lesson 10 on the course's emulated $$rate link"; \
+	  build/solutions/lesson10 --bench --np 2 --link $$rate \
+	    --csv bench-results/lesson10_emulated_$$rate.csv --svg bench-results/lesson10_emulated_$$rate.svg || exit 1; \
+	  python3 tools/link_agreement.py --label $$rate bench-results/lesson10_kernel_$$rate.csv \
+	    bench-results/lesson10_emulated_$$rate.csv; \
+	done
 
 # Sanitizers. Separate build trees of the reference code, so the ordinary build stays fast.
 # The ASan tree compiles the CUDA code as the release tree does (nvcc's objects are not
@@ -257,7 +296,7 @@ sanitize-tsan: setup
 	@cd build/tsan && ctest -j $(JOBS) --output-on-failure --timeout 600 -L "$(TSAN_LABELS)" \
 	  $(if $(TSAN_EXCLUDE),-E "$(TSAN_EXCLUDE)",)
 
-test: setup format-check check-tree check-classroom test-reference test-stub-builds test-grader docs
+test: setup format-check check-tree check-classroom test-reference test-stub-builds test-tools test-grader docs
 	@echo "make test: all checks passed"
 
 demo: setup

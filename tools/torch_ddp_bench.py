@@ -17,6 +17,10 @@ median of the slowest rank, as in lesson 10.
 /usr/bin/python3 imports torch): one process on the whole global batch, then torch DDP
 (default buckets, gloo) over --np ranks on global batch / np each, samples/s of each.
 
+With RANK and WORLD_SIZE in its environment (torchrun's variables, or each node of
+tools/shaped_link.sh, which `make bench-link` uses for the kernel-shaped link) it is one
+rank of that job instead of spawning --np processes.
+
 Optional: needs python3-torch (Debian's package is enough). `make bench` runs it when
 torch imports and prints one line otherwise. torch's gloo is not paced by the course's
 --link (that pacing lives in the course's tcp transport), so this is the loopback table.
@@ -34,8 +38,8 @@ def run(rank, world, args, port):
     import torch.nn as nn
 
     torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
 
     def make_model():
@@ -209,6 +213,12 @@ def main():
         return 0
     if args.compare:
         return compare(args)
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        # One rank of a job started elsewhere (torchrun's variables, or one node of
+        # tools/shaped_link.sh): MASTER_ADDR/MASTER_PORT come from the environment, and Gloo
+        # takes its interface from GLOO_SOCKET_IFNAME.
+        run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args, args.port)
+        return 0
     mp.spawn(run, args=(args.np, args, args.port), nprocs=args.np, join=True)
     return 0
 

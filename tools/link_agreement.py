@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""link_agreement.py: the course's emulated link against the kernel's shaped link, row by row.
+
+    python3 tools/link_agreement.py KERNEL.csv EMULATED.csv [--label "10 Gbit/s"]
+
+Both files are `./lesson10 --bench --csv` tables of the same model and batch: KERNEL.csv
+measured through tools/shaped_link.sh (two network namespaces, tbf on a veth pair),
+EMULATED.csv on loopback with `--link` at the same rate (the course's pacing in its tcp
+sockets). Prints, per mode, both step times and their ratio emulated / kernel, and the
+rows outside 15%. `make bench-link` runs it.
+
+What this is not: a test. Timings depend on the machine and on what else runs; it reports.
+"""
+import argparse
+import csv
+import sys
+
+
+def step_times(path):
+    """mode -> step time in ms, from a lesson 10 bench CSV."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or "mode" not in rows[0] or "step(ms)" not in rows[0]:
+        sys.exit(f"link_agreement: {path} is not a lesson 10 bench CSV (columns mode, step(ms))")
+    return {r["mode"]: float(r["step(ms)"]) for r in rows if r["step(ms)"] not in ("", "-")}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernel")
+    parser.add_argument("emulated")
+    parser.add_argument("--label", default="")
+    parser.add_argument("--tolerance", type=float, default=0.15)
+    args = parser.parse_args()
+    kernel, emulated = step_times(args.kernel), step_times(args.emulated)
+    modes = [m for m in kernel if m in emulated]
+    if not modes:
+        sys.exit("link_agreement: the two tables share no mode")
+    print(f"# emulated link against the kernel's{(' at ' + args.label) if args.label else ''}: "
+          "lesson 10's step time per mode")
+    print(f"# {'mode':>22} {'kernel(ms)':>11} {'emulated(ms)':>13} {'emul/kern':>10}")
+    outside = []
+    for mode in modes:
+        ratio = emulated[mode] / kernel[mode] if kernel[mode] > 0 else float("inf")
+        flag = "" if abs(ratio - 1) <= args.tolerance else "  outside"
+        if flag:
+            outside.append(mode)
+        print(f"  {mode:>22} {kernel[mode]:11.1f} {emulated[mode]:13.1f} {ratio:10.2f}{flag}")
+    print(f"# {len(modes) - len(outside)} of {len(modes)} rows within "
+          f"{args.tolerance:.0%}" + (f"; outside: {', '.join(outside)}" if outside else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
