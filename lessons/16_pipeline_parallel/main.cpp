@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   config.name = "lesson16";
   config.title = "pipeline parallelism: stages, micro-batches, GPipe and 1F1B";
   config.default_np = 4;
-  config.backends = course::backend_choices();
+  config.backends = {"tcp", "gloo"};  // the stages compute on the CPU
   config.has_bench = true;
   config.has_link = true;
   config.check_flags = [](const course::DriverArgs& args) {
