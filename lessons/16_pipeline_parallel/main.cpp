@@ -98,6 +98,12 @@ int main(int argc, char** argv) {
     flags.option("--balance", g_training.balance, "cut the layers by parameters or measured time")
         .check(course::one_of({"params", "time"}))
         .show_default();
+    flags
+        .option("--receive-timeout", g_training.receive_timeout_s,
+                "seconds a stage waits for its neighbour before naming it (0: COURSE_TIMEOUT_S "
+                "or 120)")
+        .check(course::number_in(0, 86400))
+        .show_default();
     flags.option("--bench-steps", g_bench.steps, "--bench: timed steps per row")
         .check(course::count_in(1, 10000))
         .show_default();

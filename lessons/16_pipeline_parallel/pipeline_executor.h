@@ -94,6 +94,9 @@ class PipelineExecutor {
   const StagePlacement& placement() const { return placement_; }
   /// Sets StagePlacement::modelled_forward_ms.
   void set_modelled_forward_ms(double ms) { placement_.modelled_forward_ms = ms; }
+  /// Sets StagePlacement::timeout: how long a receive may wait before the stage that
+  /// never sends is named (a frozen neighbour).
+  void set_receive_timeout(Millis timeout) { placement_.timeout = timeout; }
 
  private:
   // What one micro-batch holds on this stage between its forward and its backward.

@@ -2,6 +2,7 @@
 #include "pp_training.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -228,6 +229,10 @@ Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, Pro
     out << "pipeline: " << layout.stages << " stage(s) x " << layout.replicas << " replica(s), "
         << o.schedule << ", " << o.micro_batches << " micro-batches of " << rows << " rows; "
         << cut.str() << " (balanced by " << o.balance << ")" << std::endl;
+  }
+  if (o.receive_timeout_s > 0) {
+    runner.executor().set_receive_timeout(
+        std::chrono::milliseconds(static_cast<int64_t>(o.receive_timeout_s * 1e3)));
   }
   std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(o, runner.stage().parameters());
   // Replica d visits its own examples: the shuffled order cut into D shares (lesson 09's

@@ -59,6 +59,9 @@ struct PipelineOptions : DdpTrainingOptions {
   int micro_batches = 4;  ///< M: micro-batches per batch
   std::string schedule = "1f1b";
   std::string balance = "params";  ///< partition by "params" or measured "time"
+  /// Seconds a stage waits for a neighbour's message before naming it (0: the
+  /// process-wide default, COURSE_TIMEOUT_S or 120 s).
+  double receive_timeout_s = 0;
 };
 
 /// "" when the flags fit `np` ranks, else the usage error naming the numbers: --pp larger

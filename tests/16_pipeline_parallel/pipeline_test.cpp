@@ -1,11 +1,13 @@
 // pipeline_test.cpp: lesson 16: the executor over real ranks. GPipe and 1F1B at P = 2 and
 // 4 and 2 stages x 2 replicas end where one process on the whole batch ends after 20 SGD
-// steps (tcp and gloo, and a case whose activations are megabytes); the micro-batches each schedule
-// holds at once; a dead stage named by its neighbour (stage, rank, micro-batch in flight).
+// steps (tcp and gloo, and a case whose activations are megabytes); the micro-batches each
+// schedule holds at once; a dead stage named by its neighbour (stage, rank, micro-batch in
+// flight) at once, a frozen one after the receive's timeout.
 //
 //   ./build/solutions/test_16 --gtest_filter='Pipeline*'
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
@@ -133,6 +135,39 @@ TEST(Pipeline, ADeadStageIsNamedByItsNeighbourWithTheMicroBatchInFlight) {
   ASSERT_EQ(outcomes.size(), 3u);
   // Stage 1 ended its body on its own, having checked the error it caught.
   EXPECT_FALSE(outcomes[1].timed_out);
+  EXPECT_EQ(outcomes[1].signal, 0) << outcomes[1].message;
+  EXPECT_EQ(outcomes[1].exit_code, 0) << outcomes[1].message;
+}
+
+TEST(Pipeline, AFrozenStageIsNamedAfterTheReceiveTimeout) {
+  RanksOptions options;
+  options.exceptions_fail = false;
+  options.timeout = std::chrono::seconds(5);  // then the harness kills the frozen rank
+  const auto outcomes = run_ranks_collect(
+      3,
+      [](RankContext& ctx) {
+        auto group = make_group("tcp", ctx);
+        const std::vector<int64_t> sizes = {8, 8, 8, 4};
+        const PipelineLayout layout = make_pipeline_layout(ctx.rank, 3, 3);
+        StageRunner runner(*group, layout, sizes, 1, "gpipe", 2, 2, {0, 1, 2, 3});
+        runner.executor().set_receive_timeout(std::chrono::milliseconds(1500));
+        if (ctx.rank == 2) std::raise(SIGSTOP);  // frozen, as under a debugger
+        const Batch batch{Tensor::full({4, 8}, 0.5f), Tensor::full({4}, 1.0f)};
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          runner.step(batch);
+          ADD_FAILURE() << "stage " << ctx.rank << " finished a step without stage 2";
+        } catch (const NetworkError& e) {
+          if (ctx.rank == 1) {
+            const std::string what = e.detail();
+            EXPECT_NE(what.find("stage 1 (rank 1) in B0"), std::string::npos) << what;
+            EXPECT_NE(what.find("from stage 2 (rank 2)"), std::string::npos) << what;
+            EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+          }
+        }
+      },
+      options);
+  ASSERT_EQ(outcomes.size(), 3u);
   EXPECT_EQ(outcomes[1].signal, 0) << outcomes[1].message;
   EXPECT_EQ(outcomes[1].exit_code, 0) << outcomes[1].message;
 }
