@@ -118,6 +118,23 @@ CollectiveTiming time_all_reduce(ProcessGroup& group, size_t bytes, const BenchS
   return timing;
 }
 
+CollectiveTiming time_collective(ProcessGroup& group, Collective collective, size_t bytes,
+                                 int iterations, int warmup, const std::function<void()>& op) {
+  CollectiveTiming timing;
+  timing.bytes = bytes;
+  timing.count = bytes / sizeof(float);
+  for (int i = 0; i < warmup; ++i) op();
+  group.barrier();
+  const auto start = Clock::now();
+  for (int i = 0; i < iterations; ++i) op();
+  std::vector<float> mean_us{static_cast<float>(seconds_since(start) * 1e6 / iterations)};
+  group.all_reduce(mean_us, ReduceOp::MAX);
+  timing.time_us = mean_us[0];
+  timing.algbw = static_cast<double>(timing.bytes) / (timing.time_us * 1e-6) / 1e9;
+  timing.busbw = timing.algbw * bus_factor(collective, group.size());
+  return timing;
+}
+
 CollectiveTiming faster(const CollectiveTiming& a, const CollectiveTiming& b) {
   return a.time_us == 0 || (b.time_us > 0 && b.time_us < a.time_us) ? b : a;
 }

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -85,6 +86,15 @@ struct CollectiveTiming {
 ///   3. time = the slowest rank's mean (an all-reduce is done when its last rank is).
 /// Every rank of the group calls it with the same arguments; all get the same result.
 CollectiveTiming time_all_reduce(ProcessGroup& group, size_t bytes, const BenchSweep& sweep);
+
+/// Times `op`, one call of `collective` on a buffer of `bytes` (the whole buffer, as
+/// nccl-tests counts it: N*k values for a reduce-scatter's input or an all-gather's
+/// output), as time_all_reduce does without its check: `warmup` untimed calls, a barrier,
+/// `iterations` timed calls; time = the slowest rank's mean, algbw and busbw from it
+/// (bus_factor). Collective: every rank of the group, the same arguments, `op` calling the
+/// same collective of `group` on every rank.
+CollectiveTiming time_collective(ProcessGroup& group, Collective collective, size_t bytes,
+                                 int iterations, int warmup, const std::function<void()>& op);
 
 /// The better of two timings of one thing: the faster, a timing never taken (time 0) losing.
 CollectiveTiming faster(const CollectiveTiming& a, const CollectiveTiming& b);

@@ -36,8 +36,8 @@ namespace course {
 
 /// One dimension of a mesh: its name ("dp", "tp") and its size (>= 1).
 struct MeshDim {
-  std::string name;
-  int size = 1;
+  std::string name;  ///< "dp", "tp": what group(), coordinate() and size() are asked with.
+  int size = 1;      ///< The number of ranks along it.
 };
 
 /// The arithmetic of a mesh, without groups (for printing, flag checks, tests).

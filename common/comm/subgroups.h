@@ -87,7 +87,9 @@ class Subgroups {
   /// differ, or TimeoutError naming a rank that never called it).
   /// EFFECT: the group of `ranks` (group rank i = ranks[i]) for a member; nullptr for a
   /// non-member. `name` labels the group in errors and in its store keys ("" names it
-  /// "group<k>"). A group of one rank is a valid group (its collectives copy).
+  /// "group<k>"). A group of one rank is a valid group (its collectives copy). After a
+  /// ConfigError or TimeoutError of the order check the ranks are out of step: make no
+  /// more groups from this object.
   std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks,
                                           const std::string& name = "");
 

@@ -44,7 +44,8 @@ std::string activity_read(const char* slot, size_t size) {
 }
 
 thread_local std::string t_current;
-thread_local std::string t_label;  // ActivityLabel's algorithm, "" when none
+thread_local std::string t_label;    // ActivityLabel's algorithm, "" when none
+thread_local std::string t_context;  // ActivityContext's operation, "" when none
 thread_local bool t_ignored = false;
 
 void activity_ignore_this_thread() {
@@ -56,6 +57,7 @@ ActivityScope::ActivityScope(const std::string& what) {
   active_ = true;
   previous_ = t_current;
   t_current = t_label.empty() ? what : t_label + ": " + what;
+  if (!t_context.empty()) t_current = t_context + ": " + t_current;
   write_slot(t_current);
 }
 
@@ -74,6 +76,17 @@ ActivityLabel::ActivityLabel(const std::string& algorithm) {
 
 ActivityLabel::~ActivityLabel() {
   if (active_) t_label = previous_;
+}
+
+ActivityContext::ActivityContext(const std::string& operation) {
+  if (t_ignored || g_slot.load(std::memory_order_acquire) == nullptr) return;
+  active_ = true;
+  previous_ = t_context;
+  t_context = operation;
+}
+
+ActivityContext::~ActivityContext() {
+  if (active_) t_context = previous_;
 }
 
 }  // namespace course

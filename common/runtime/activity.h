@@ -63,4 +63,23 @@ class ActivityLabel {
   bool active_ = false;
 };
 
+/// Names the operation of a lesson the current thread is in ("ShardedModel (lesson 13):
+/// broadcasting unit 2's parameters from rank 0") until destroyed: every ActivityScope
+/// opened meanwhile on this thread is published as "<operation>: <label>: <what>", so a
+/// hang report names the lesson's step as well as the algorithm under it, which
+/// ActivityLabel names and a collective's own label replaces. Contexts nest (the innermost
+/// names the step); like labels, they stay on their thread. Free when no slot is attached.
+class ActivityContext {
+ public:
+  /// Prefixes this thread's activities with `operation` until the context ends.
+  explicit ActivityContext(const std::string& operation);
+  ~ActivityContext();
+  ActivityContext(const ActivityContext&) = delete;
+  ActivityContext& operator=(const ActivityContext&) = delete;
+
+ private:
+  std::string previous_;
+  bool active_ = false;
+};
+
 }  // namespace course

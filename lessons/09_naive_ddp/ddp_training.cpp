@@ -258,16 +258,6 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
 
   // 1. Equivalence with one process on the global batch, on a fresh copy.
   const double difference = check_equivalence(o, data, pg, make_sync);
-  if (talk) {
-    out << "equivalence: " << kEquivalenceSteps << " steps on " << world << " rank(s) x "
-        << o.batch_size << " vs one process x " << world * o.batch_size
-        << ": largest parameter difference " << difference;
-    if (o.lossy_sync) {
-      out << " (gradients compressed: shown, not required)" << std::endl;
-    } else {
-      out << " (tolerance " << equivalence_tolerance(o) << ")" << std::endl;
-    }
-  }
 
   // The run itself.
   std::shared_ptr<Sequential> model = make_ddp_model(o, data.sizes, rank);
@@ -277,6 +267,16 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   const std::string unequal = check_identical_across_ranks(
       *model, pg, "right after construction, before any step: the broadcast at construction");
   if (!unequal.empty()) return Verdict::fail(unequal + " did not reach every rank");
+  if (talk) {
+    out << "equivalence: " << kEquivalenceSteps << " steps on " << world << " rank(s) x "
+        << o.batch_size << " vs one process x " << world * o.batch_size
+        << ": largest parameter difference " << difference;
+    if (!sync->exact()) {
+      out << " (gradients compressed: shown, not required)" << std::endl;
+    } else {
+      out << " (tolerance " << equivalence_tolerance(o) << ")" << std::endl;
+    }
+  }
   DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()),
                          false, device);
   if (talk && !o.init.empty()) {
@@ -358,7 +358,7 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
                               std::to_string(best_epoch) + ", " + std::to_string(world) +
                               " rank(s), " + format_fixed(samples_per_second, 0) +
                               " samples/s, equivalence within " + format_fixed(difference, 8);
-  if (!o.lossy_sync && !(difference <= equivalence_tolerance(o))) {
+  if (sync->exact() && !(difference <= equivalence_tolerance(o))) {
     return Verdict::fail("after " + std::to_string(kEquivalenceSteps) +
                          " steps DDP differs from "
                          "one process with the global batch by " +

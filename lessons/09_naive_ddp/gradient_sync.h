@@ -43,6 +43,11 @@ class GradientSync {
   /// What the last backward spent on synchronisation inside itself. Default: nothing
   /// (a wrapper that synchronises after backward, in finish_backward).
   virtual std::optional<InBackwardSync> in_backward_sync() const { return std::nullopt; }
+  /// Whether finish_backward leaves the exact mean (up to float32's summation order).
+  /// Default: true. A sync that compresses the gradients (lesson 14's hooks) says false:
+  /// lesson 09's training run then prints its difference from one process instead of
+  /// requiring it within tolerance.
+  virtual bool exact() const { return true; }
 };
 
 /// Builds the wrapper around `model` on every rank. It must make every rank's parameters

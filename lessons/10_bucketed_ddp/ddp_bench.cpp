@@ -15,6 +15,7 @@
 
 #include "bench_table.h"
 #include "clock.h"
+#include "ddp_bench_flags.h"
 #include "distributed_data_parallel.h"
 #include "emulated_link.h"
 #include "error.h"
@@ -97,9 +98,7 @@ struct Setup {
 };
 
 Setup make_setup(const DdpBenchOptions& o, int rank) {
-  std::vector<int64_t> sizes{784};
-  for (int l = 0; l < o.layers; ++l) sizes.push_back(o.hidden);
-  sizes.push_back(10);
+  const std::vector<int64_t> sizes = ddp_bench_sizes(o);
   Rng rng(1);
   Setup s;
   s.model = make_mlp(sizes, rng);

@@ -6,7 +6,7 @@
 
 namespace course {
 
-void ShardedModel::gather(size_t i) {
+void ShardedModel::unshard(size_t i) {
   FlatUnit& u = units_[i];
   if (u.gathered || u.gathering) return;
   // Stage 3: `full` has no storage between uses; give it back (counted as gathered)

@@ -46,12 +46,12 @@
 //
 // ONE STEP, per stage:
 //
-//  forward, unit i    stage 3: gather(i) (all-gather the shards into `full`), prefetch
-//                     gather(i+1), run the layers, reshard(i) (free `full`);
-//                     stages 1-2 after a step: gather every unit (the updated shards)
+//  forward, unit i    stage 3: unshard(i) (all-gather the shards into `full`), prefetch
+//                     unshard(i+1), run the layers, reshard(i) (free `full`);
+//                     stages 1-2 after a step: unshard every unit (the updated shards)
 //                     first. In grad mode the unit's output gets a pre-backward node.
 //  backward, unit i   pre_backward(i), when the gradient reaches the unit's output:
-//                     stage 3: gather(i) again, prefetch gather(i-1).
+//                     stage 3: unshard(i) again, prefetch unshard(i-1).
 //                     post_backward(i), when every parameter of the unit has its gradient
 //                     (copied into the flat grad_buffer by the given hooks): stage 3:
 //                     reshard(i); start the reduce-scatter of grad_buffer into shard_grad
@@ -97,6 +97,10 @@
 
 namespace course {
 
+/// "unit 3": how the ledger and the errors name unit i (fsdp_given.cpp's allocations say
+/// "the gathered parameters of " + unit_name(i)).
+std::string unit_name(size_t i);
+
 struct ShardingOptions {
   int stage = 3;                ///< 1: optimizer state; 2: + gradients; 3: + parameters (FSDP)
   int64_t min_unit_params = 0;  ///< the wrap policy (above); 0: one unit per layer
@@ -124,6 +128,8 @@ struct FlatUnit {
   WorkPtr reducing;       ///< the gradient reduction in flight, if any
   size_t grads_pending = 0;  ///< parameters whose gradient has not arrived this backward
 };
+
+struct FsdpPreBackwardNode;
 
 class ShardedModel final : public Module, public GradientSync {
  public:
@@ -171,33 +177,73 @@ class ShardedModel final : public Module, public GradientSync {
   /// The largest unit's padded elements (what stage 3 gathers at once, twice with prefetch).
   int64_t largest_unit() const;
 
+  /// The first rule of the schedule above this model has broken so far, "" when none
+  /// (given code watches, the exercise does not have to):
+  ///   - stage 3, when unit i's layers run in forward: exactly unit i, and with prefetch
+  ///     unit i+1, are gathered or being gathered (forward prefetches the next unit);
+  ///   - stage 3, when pre_backward(i) returns: unit i is gathered, and of the units
+  ///     before it exactly unit i-1 with prefetch (none without) is gathered or being
+  ///     gathered; none after i+1 (backward runs last to first);
+  ///   - stages 2-3, after finish_backward: no unit holds its unsharded grad_buffer
+  ///     (collect_reduced frees it);
+  ///   - the ledger's peak at most 10% above modelled_bytes_per_rank for this model
+  ///     (which holds when the ledger is this model's alone).
+  /// The text names the function and the rule ("forward: unit 0 ran with units 0 and 2
+  /// gathered or being gathered; ..."). Not collective.
+  std::string schedule_problem() const;
+
   // ---- The exercise (fsdp.cpp) ---------------------------------------------------------
-  /// Starts the all-gather of unit i's shards into its `full` buffer unless it is gathered
-  /// or already being gathered; stage 3 first gives `full` its storage back (ledger:
-  /// gathered). Does not wait.
-  void gather(size_t i);
-  /// Waits for unit i's all-gather, if one is in flight; afterwards `full` is current.
+  // torch FSDP's FlatParamHandle.unshard / reshard, and its pre- and post-backward hooks.
+  // Every method runs on the training thread; the collectives it starts are issued in the
+  // same order on every rank because forward and backward visit the units in the same
+  // order everywhere (the schedule above).
+
+  /// Unit i's parameters, full, in `full` (torch's unshard).
+  /// REQUIRES: i < units().size().
+  /// EFFECT: nothing when the unit is gathered or its all-gather is in flight; else stage 3
+  ///   first gives `full` its storage back (ledger: gathered, unit_name(i)), then the
+  ///   all-gather of every rank's `shard` into `full` starts (`gathering`). Does not wait.
+  /// Collective: every rank calls it for the same unit at the same point of the schedule.
+  void unshard(size_t i);
+  /// REQUIRES: i < units().size().
+  /// EFFECT: waits for unit i's all-gather, if one is in flight; then `gathered` is true
+  ///   and `full` holds the current parameters. Not collective (it only waits).
   void wait_gathered(size_t i);
-  /// Stage 3: frees unit i's `full` (its storage resized to 0; ledger: gathered released).
-  /// Stages 1-2 keep it: a no-op.
+  /// Unit i's `full` freed (torch's reshard).
+  /// REQUIRES: i < units().size(); no all-gather of unit i in flight.
+  /// EFFECT: stage 3, when gathered: `full`'s storage resized to 0, the ledger's gathered
+  ///   bytes released, `gathered` false. Stages 1-2 keep `full` (the layers' parameters are
+  ///   views into it): a no-op. Not collective.
   void reshard(size_t i);
-  /// When the gradient reaches unit i's output, before its layers' backward.
+  /// Called by the pre-backward node when the gradient reaches unit i's output, before its
+  /// layers' backward.
+  /// EFFECT: unit i unsharded and waited for; stage 3 with prefetch: unit i-1's unshard
+  ///   started first (backward visits the units last to first).
+  /// Collective: as unshard.
   void pre_backward(size_t i);
-  /// When every parameter of unit i has its gradient in grad_buffer: reshard (stage 3) and
-  /// start the reduction.
+  /// Called when every parameter of unit i has its gradient in grad_buffer.
+  /// REQUIRES: no reduction of unit i in flight.
+  /// EFFECT: stage 3: reshard(i); then the SUM reduce-scatter of grad_buffer into
+  ///   shard_grad starts (`reducing`); not waited for.
+  /// Collective: every rank, for the same unit, in the same order.
   void post_backward(size_t i);
-  /// Waits for unit i's reduction, if one is in flight, and makes the mean of this rank's
-  /// shard the optimizer's gradient (stages 2-3: grad_buffer freed).
+  /// REQUIRES: i < units().size().
+  /// EFFECT: when a reduction of unit i is in flight: waited for, shard_grad divided by N
+  ///   (the mean of this rank's shard), stages 2-3 free grad_buffer (free_grad_buffer:
+  ///   ledger communication released), and shard_param's grad() is shard_grad. Else
+  ///   nothing. Not collective (it only waits).
   void collect_reduced(size_t i);
 
  private:
-  // Given (fsdp_given.cpp).
+  // Given (fsdp_given.cpp; check_held in fsdp_schedule_check.cpp).
   void build_units();
   void flatten_and_broadcast(FlatUnit& unit);
   void register_hooks();
   void on_gradient(size_t unit, size_t param);
   Variable attach_pre_backward(const Variable& out, size_t unit);
-  Variable run_layers(const FlatUnit& unit, Variable x) const;
+  Variable run_layers(const FlatUnit& unit, Variable x);
+  void check_held(size_t unit, bool backward);
+  friend struct FsdpPreBackwardNode;
   void gather_after_step();
   void free_grad_buffer(FlatUnit& unit);
 
@@ -208,7 +254,8 @@ class ShardedModel final : public Module, public GradientSync {
   int rank_ = 0, world_ = 1;
   std::vector<FlatUnit> units_;
   std::vector<std::pair<Variable, int>> hooks_;  // (parameter, hook id), removed at the end
-  bool stale_ = false;  // stages 1-2: the shards were stepped; `full` is not yet current
+  bool stale_ = false;            // stages 1-2: the shards were stepped; `full` is not yet current
+  std::string schedule_problem_;  // the first rule broken (schedule_problem)
 };
 
 /// The ZeRO paper's bytes per rank for `stage` (0: DDP) with Ψ = params, N ranks and

@@ -3,6 +3,7 @@
 // itself is the exercise, fsdp.cpp.
 #include <algorithm>
 
+#include "activity.h"
 #include "error.h"
 #include "fsdp.h"
 #include "node.h"
@@ -10,16 +11,15 @@
 
 namespace course {
 
-namespace {
-
 // The identity on a unit's output whose backward calls pre_backward(unit) first: it runs
 // when the gradient reaches the unit's output, before any of the unit's layers' backward
 // (torch FSDP registers a hook on the unit's outputs for the same moment).
-struct PreBackwardNode final : Node {
+struct FsdpPreBackwardNode final : Node {
   ShardedModel* model = nullptr;
   size_t unit = 0;
   std::vector<Tensor> apply(const Tensor& grad_output) override {
     model->pre_backward(unit);
+    model->check_held(unit, /*backward=*/true);
     return {grad_output};
   }
   std::string name() const override { return "FsdpPreBackward"; }
@@ -28,8 +28,6 @@ struct PreBackwardNode final : Node {
 std::string unit_name(size_t i) {
   return "unit " + std::to_string(i);
 }
-
-}  // namespace
 
 ShardedModel::ShardedModel(std::shared_ptr<Sequential> model, ProcessGroup& group,
                            const ShardingOptions& options, MemoryLedger& ledger)
@@ -116,7 +114,11 @@ void ShardedModel::flatten_and_broadcast(FlatUnit& unit) {
     const Variable& p = unit.params[j];
     copy_(unit.full.rows(unit.offsets[j], p.numel()).reshape(p.shape()), p.data());
   }
-  group_.broadcast(unit.full.span(), 0);
+  {
+    const ActivityContext context("ShardedModel (lesson 13): the constructor broadcasting " +
+                                  unit_name(i) + "'s parameters from rank 0");
+    group_.broadcast(unit.full.span(), 0);
+  }
   for (size_t j = 0; j < unit.params.size(); ++j) {
     const Variable& p = unit.params[j];
     p.set_data(unit.full.rows(unit.offsets[j], p.numel()).reshape(p.shape()));
@@ -179,14 +181,15 @@ void ShardedModel::on_gradient(size_t i, size_t j) {
 Variable ShardedModel::attach_pre_backward(const Variable& out, size_t unit) {
   if (!should_record({out})) return out;
   Variable result(out.data());
-  auto node = std::make_shared<PreBackwardNode>();
+  auto node = std::make_shared<FsdpPreBackwardNode>();
   node->model = this;
   node->unit = unit;
   connect_node(result, node, {out});
   return result;
 }
 
-Variable ShardedModel::run_layers(const FlatUnit& unit, Variable x) const {
+Variable ShardedModel::run_layers(const FlatUnit& unit, Variable x) {
+  check_held(static_cast<size_t>(&unit - units_.data()), /*backward=*/false);
   for (size_t layer = unit.first_layer; layer < unit.end_layer; ++layer) {
     x = model_->layer(layer)->forward(x);
   }
@@ -197,7 +200,7 @@ void ShardedModel::gather_after_step() {
   stale_ = false;
   for (size_t i = 0; i < units_.size(); ++i) {
     units_[i].gathered = false;
-    gather(i);
+    unshard(i);
   }
   for (size_t i = 0; i < units_.size(); ++i) wait_gathered(i);
 }
@@ -222,6 +225,14 @@ void ShardedModel::finish_backward() {
     collect_reduced(i);
   }
   if (options_.stage != 3) stale_ = true;
+  for (size_t i = 0; i < units_.size() && schedule_problem_.empty(); ++i) {
+    if (options_.stage != 1 && units_[i].grad_buffer.defined()) {
+      schedule_problem_ = "collect_reduced(" + std::to_string(i) + "): " + unit_name(i) +
+                          "'s unsharded gradient buffer is still held after finish_backward; "
+                          "stages 2-3 free it once it is reduce-scattered (free_grad_buffer), "
+                          "so that one is open at a time";
+    }
+  }
 }
 
 void ShardedModel::prepare_for_backward() {
@@ -265,7 +276,7 @@ NamedTensors ShardedModel::full_state_dict() {
   NamedTensors out;
   for (size_t i = 0; i < units_.size(); ++i) {
     FlatUnit& unit = units_[i];
-    gather(i);
+    unshard(i);
     wait_gathered(i);
     for (size_t j = 0; j < unit.params.size(); ++j) {
       out.emplace_back(unit.names[j], unit.params[j].data().clone());
@@ -304,6 +315,10 @@ NamedTensors ShardedModel::consolidate_optimizer_state(const Optimizer& optimize
     const FlatUnit& unit = units_.at(std::stoul(name.substr(0, dot)));
     const std::string key = name.substr(dot + 1);
     const Tensor whole = rank_ == to ? Tensor::empty({unit.padded}) : Tensor();
+    const ActivityContext context(
+        "ShardedModel (lesson 13): consolidate_optimizer_state "
+        "gathering " +
+        name + " on rank " + std::to_string(to));
     group_.gather(shard.span(), rank_ == to ? whole.span() : std::span<float>(), to);
     if (rank_ != to) continue;
     for (size_t j = 0; j < unit.params.size(); ++j) {

@@ -7,7 +7,7 @@
 //   ./lesson13 --bench --np 2                                    # DDP and stages 1-3
 //
 // First a self-check of your ring halves and of the three stages against lesson 10's DDP
-// (sharding_driver.h). Then every rank trains lesson 07's MLP on Fashion-MNIST with lesson
+// (sharding_self_check.h). Then every rank trains lesson 07's MLP on Fashion-MNIST with lesson
 // 09's loop, the optimizer stepping this rank's shards only. PASS needs the ranks'
 // parameters identical, the first steps equal to DDP's within tolerance, and 85% test
 // accuracy within 3 epochs (--target); with --memory-budget, the model state of every rank
@@ -23,7 +23,9 @@
 #include "flags.h"
 #include "process_group_factory.h"
 #include "sharding.h"
-#include "sharding_driver.h"
+#include "sharding_bench.h"
+#include "sharding_self_check.h"
+#include "sharding_training.h"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // memory_ledger.cpp: see memory_ledger.h.
 #include "memory_ledger.h"
 
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
@@ -24,7 +25,13 @@ const char* memory_kind_name(MemoryKind kind) {
 
 std::string format_mib(double bytes) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%.1f MiB", bytes / (1 << 20));
+  if (std::fabs(bytes) >= (1 << 20) || bytes == 0) {
+    std::snprintf(text, sizeof(text), "%.1f MiB", bytes / (1 << 20));
+  } else if (std::fabs(bytes) >= 1024) {  // a budget of 0.05 MiB is not "0.0 MiB"
+    std::snprintf(text, sizeof(text), "%.1f KiB", bytes / 1024);
+  } else {
+    std::snprintf(text, sizeof(text), "%.0f bytes", bytes);
+  }
   return text;
 }
 

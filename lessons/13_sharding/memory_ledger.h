@@ -78,7 +78,8 @@ class MemoryLedger {
   int64_t peak_ = 0;
 };
 
-/// "12.3 MiB".
+/// "12.3 MiB"; below 1 MiB "51.2 KiB", below 1 KiB "1000 bytes" (never a "0.0 MiB" that
+/// is not 0).
 std::string format_mib(double bytes);
 
 }  // namespace course

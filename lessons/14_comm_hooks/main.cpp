@@ -7,7 +7,7 @@
 //   ./lesson14 --bench --np 2 --link 1gbit,50us              # every hook on a slow link
 //
 // First a self-check of your compression, Gram-Schmidt and PowerSGD step against serial
-// oracles (hooks_driver.h). Then every rank trains lesson 07's MLP on Fashion-MNIST with
+// oracles (hooks_self_check.h). Then every rank trains lesson 07's MLP on Fashion-MNIST with
 // lesson 09's training loop, its gradients synchronised by lesson 10's Reducer through the
 // hook. PASS needs the ranks bit-identical at the end and 85% test accuracy within 3
 // epochs (--target); the equivalence with one process is printed, and required only when
@@ -24,7 +24,9 @@
 #include "emulated_link.h"
 #include "flag_checks.h"
 #include "flags.h"
-#include "hooks_driver.h"
+#include "hooked_ddp.h"
+#include "hooks_bench.h"
+#include "hooks_self_check.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
 
@@ -50,7 +52,6 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   if (ctx.rank() == 0) std::cout << course::kLesson14SelfCheckPassed << std::endl;
   if (ctx.args().bench) return course::run_hooks_bench(*pg, g_bench, std::cout);
 
-  g_training.lossy_sync = course::hook_is_lossy(g_hook.hook);
   return course::run_ddp_training(
       g_training, *pg,
       [](course::Module& m, course::ProcessGroup& group) {

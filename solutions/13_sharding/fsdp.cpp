@@ -6,15 +6,14 @@
 
 namespace course {
 
-void ShardedModel::gather(size_t i) {
+void ShardedModel::unshard(size_t i) {
   FlatUnit& u = units_[i];
   if (u.gathered || u.gathering) return;
   // Stage 3: `full` has no storage between uses; give it back (counted as gathered)
   // before the all-gather writes into it. Then all-gather this rank's shard into `full`.
   // BEGIN SOLUTION: storage back for stage 3, then all_gather_async(shard -> full)
   if (options_.stage == 3) {
-    ledger_.add(MemoryKind::gathered, 4 * u.padded,
-                "the gathered parameters of unit " + std::to_string(i));
+    ledger_.add(MemoryKind::gathered, 4 * u.padded, "the gathered parameters of " + unit_name(i));
     u.full.resize_storage(u.padded);
   }
   u.gathering = group_.all_gather_async(u.shard.span(), u.full.span());
@@ -49,8 +48,8 @@ Variable ShardedModel::forward(const Variable& x) {
     // After the layers: the pre-backward node on the output (attach_pre_backward), then
     // reshard (stage 3 frees `full`; backward gathers it again).
     // BEGIN SOLUTION: gather, prefetch the next, run, attach the node, reshard
-    gather(i);
-    if (options_.prefetch && options_.stage == 3 && i + 1 < units_.size()) gather(i + 1);
+    unshard(i);
+    if (options_.prefetch && options_.stage == 3 && i + 1 < units_.size()) unshard(i + 1);
     wait_gathered(i);
     h = run_layers(units_[i], h);
     h = attach_pre_backward(h, i);
@@ -64,8 +63,8 @@ void ShardedModel::pre_backward(size_t i) {
   // Backward visits the units last to first: unit i needs its parameters again (stage 3),
   // and with prefetch unit i-1's all-gather can start now.
   // BEGIN SOLUTION: gather this unit, prefetch the one before, wait for this one
-  gather(i);
-  if (options_.prefetch && options_.stage == 3 && i > 0) gather(i - 1);
+  unshard(i);
+  if (options_.prefetch && options_.stage == 3 && i > 0) unshard(i - 1);
   wait_gathered(i);
   // END SOLUTION
 }

@@ -3,7 +3,7 @@
 // loopback, then from two network namespaces joined by a veth pair, so that every byte
 // crosses a real network interface (root only; skipped with the reason elsewhere).
 //
-// The programs are the build's own tools/launch and lesson11, found next to this test
+// The programs are the build's own launch (tools/launch/) and lesson11, found next to this test
 // binary (`make test` builds them; run `cmake --build build/solutions --target launch
 // lesson11` before running this file alone).
 //
@@ -45,7 +45,7 @@ struct Programs {
 };
 
 Programs programs() {
-  return {(build_dir() / "tools" / "launch").string(), (build_dir() / "lesson11").string()};
+  return {(build_dir() / "launch").string(), (build_dir() / "lesson11").string()};
 }
 
 // Both nodes' logs end with the same PASS verdict on 2 ranks.

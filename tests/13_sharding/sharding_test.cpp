@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../collectives/group_factory.h"
@@ -23,7 +25,9 @@
 #include "ring_halves.h"
 #include "rng.h"
 #include "sequential.h"
-#include "sharding_driver.h"
+#include "sharding_bench.h"
+#include "sharding_self_check.h"
+#include "sharding_training.h"
 #include "tensor_ops.h"
 
 namespace course::test {
@@ -185,10 +189,11 @@ TEST(Sharding, EveryStageEndsAtDdpsParametersWithSgdAndAdam) {
         for (const std::string& name : std::vector<std::string>{"sgd", "adam"}) {
           const DdpTrainingOptions o = optimizer_options(name);
           for (int stage : {1, 2, 3}) {
-            const double difference = compare_sharded_with_ddp(
+            const ShardedComparison c = compare_sharded_with_ddp(
                 o, {.stage = stage, .optimizer_slots = name == "adam" ? 2 : 1}, kSizes, steps,
                 *group);
-            EXPECT_LE(difference, sharded_tolerance(o)) << name << ", stage " << stage;
+            EXPECT_LE(c.difference, sharded_tolerance(o)) << name << ", stage " << stage;
+            EXPECT_EQ(c.problem, "") << name << ", stage " << stage;
           }
         }
       });
@@ -224,6 +229,7 @@ TEST(Sharding, ShardsTileTheUnitsAndStageThreeFreesWhatItGathered) {
     EXPECT_EQ(ledger.live(MemoryKind::gathered), 0) << "a unit is still gathered after the step";
     EXPECT_EQ(ledger.live(MemoryKind::communication), 0) << "a gradient buffer was not freed";
     EXPECT_GT(ledger.peak_bytes(), ledger.live_bytes());
+    EXPECT_EQ(model.schedule_problem(), "");
     // The full state dict gathers; every rank gets rank 0's parameters.
     EXPECT_EQ(check_identical_across_ranks(model.full_state_dict(), *group), "");
   });
@@ -251,9 +257,74 @@ TEST(Sharding, PeakModelStateIsWithinTenPercentOfTheModel) {
                                                         model.largest_unit(), 2);
         const auto peak = static_cast<double>(ledger.peak_bytes());
         EXPECT_NEAR(peak / modelled, 1.0, 0.10) << "stage " << stage << ": " << peak << " bytes";
+        EXPECT_EQ(model.schedule_problem(), "") << "stage " << stage;
       }
     });
   }
+}
+
+// The schedule of fsdp.h, step by step, on a model of five units and 3 ranks: with and
+// without prefetch, which units are gathered when each unit runs forward and when its
+// pre_backward returns (ShardedModel::schedule_problem watches), every unsharded gradient
+// buffer freed after the step (stages 2 and 3), and what stage 3 holds between steps.
+TEST(Sharding, EachUnitIsGatheredAndFreedInItsTurn) {
+  run_ranks(3, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    const std::vector<int64_t> sizes{12, 10, 9, 8, 7, 5};
+    for (int stage : {2, 3}) {
+      for (bool prefetch : {true, false}) {
+        SCOPED_TRACE("stage " + std::to_string(stage) + (prefetch ? ", prefetch" : ""));
+        Rng rng(12);
+        MemoryLedger ledger(ctx.rank);
+        ShardedModel model(make_mlp(sizes, rng), *group,
+                           {.stage = stage, .prefetch = prefetch, .optimizer_slots = 1}, ledger);
+        ASSERT_EQ(model.units().size(), 5u);
+        Sgd sgd(model.shard_parameters(), {.lr = 0.05f, .momentum = 0.9f});
+        for (int step = 0; step < 2; ++step) {
+          Tensor x = Tensor::empty({4, 12});
+          for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = std::sin(0.3f * i + ctx.rank);
+          ddp_train_step(model, sgd, model, {x, Tensor::from_vector({4}, {0, 1, 2, 3})});
+          EXPECT_EQ(model.schedule_problem(), "") << "step " << step;
+          EXPECT_EQ(ledger.live(MemoryKind::communication), 0) << "step " << step;
+          if (stage == 3) EXPECT_EQ(ledger.live(MemoryKind::gathered), 0) << "step " << step;
+        }
+      }
+    }
+  });
+}
+
+// A rank that never builds its sharded model leaves the others waiting in the
+// constructor's broadcast: the hang report names lesson 13's step, not only lesson 03's
+// broadcast under it.
+TEST(Sharding, AHangInTheConstructorIsReportedAsLesson13s) {
+  RanksOptions options;
+  options.timeout = std::chrono::milliseconds(2000);
+  const std::vector<RankOutcome> out = run_ranks_collect(
+      2,
+      [](RankContext& ctx) {
+        auto group = make_group("tcp", ctx);
+        if (ctx.rank == 0) {
+          std::this_thread::sleep_for(std::chrono::hours(1));  // never joins
+        }
+        Rng rng(3);
+        MemoryLedger ledger(ctx.rank);
+        ShardedModel model(make_mlp(kSizes, rng), *group, {.stage = 3}, ledger);
+      },
+      options);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[1].timed_out);
+  EXPECT_NE(out[1].message.find("ShardedModel (lesson 13): the constructor broadcasting unit 0's "
+                                "parameters from rank 0: broadcast"),
+            std::string::npos)
+      << out[1].message;
+}
+
+// A budget of 0.05 MiB is not printed as "0.0 MiB", which reads as no budget at all.
+TEST(Sharding, SmallMemoryFiguresKeepTheirDigits) {
+  EXPECT_EQ(format_mib(0), "0.0 MiB");
+  EXPECT_EQ(format_mib(12.3 * (1 << 20)), "12.3 MiB");
+  EXPECT_EQ(format_mib(static_cast<double>(static_cast<int64_t>(0.05 * (1 << 20)))), "51.2 KiB");
+  EXPECT_EQ(format_mib(1000), "1000 bytes");
 }
 
 TEST(Sharding, AMemoryBudgetTooSmallFailsNamingWhatDidNotFit) {
@@ -276,10 +347,14 @@ TEST(Sharding, AMemoryBudgetTooSmallFailsNamingWhatDidNotFit) {
 TEST(Sharding, FullStateDictsRoundTripAndAMisshapedOneIsRefused) {
   run_ranks(2, [](RankContext& ctx) {
     auto group = make_group("tcp", ctx);
-    for (int stage : {1, 3}) {
+    for (int stage : {1, 2, 3}) {
       Rng rng(6);
       MemoryLedger ledger(ctx.rank);
-      ShardedModel model(make_mlp(kSizes, rng), *group, {.stage = stage}, ledger);
+      ShardedModel model(make_mlp(kSizes, rng), *group, {.stage = stage, .optimizer_slots = 0},
+                         ledger);
+      Sgd sgd(model.shard_parameters(), {.lr = 0.1f});
+      ddp_train_step(model, sgd, model, batches(ctx.rank, 1)[0]);    // a step first: the shards
+      EXPECT_EQ(model.schedule_problem(), "") << "stage " << stage;  // moved
       NamedTensors state = model.full_state_dict();
       ASSERT_EQ(state.size(), 6u);
       EXPECT_EQ(state[0].first, "0.weight");
@@ -311,6 +386,7 @@ TEST(Sharding, ConsolidatedOptimizerStateEqualsDdpsAdam) {
       ddp_train_step(*reference, reference_adam, ddp, batch);
       ddp_train_step(model, adam, model, batch);
     }
+    EXPECT_EQ(model.schedule_problem(), "");
     const NamedTensors consolidated = model.consolidate_optimizer_state(adam, /*to=*/1);
     if (ctx.rank != 1) {
       EXPECT_TRUE(consolidated.empty());

@@ -16,7 +16,9 @@
 #include "ddp_training.h"
 #include "error.h"
 #include "harness.h"
-#include "hooks_driver.h"
+#include "hooked_ddp.h"
+#include "hooks_bench.h"
+#include "hooks_self_check.h"
 #include "ops.h"
 #include "optimizer.h"
 #include "rng.h"
@@ -126,31 +128,45 @@ TEST(AllReduceHalf, SumsEveryRanksValuesForAnySize) {
   }
 }
 
-float value_of(int rank, size_t i) {
+// Rank r's element i on `world` ranks: mixed signs and sizes, and two kinds of element
+// where the order of the division shows at any world size (hooks_self_check.cpp has the
+// same): about 50000 on every rank, whose sum overflows fp16 unless each value is divided
+// by N before the cast; and x / N = (1.375 + 4r) * 2^-24, an fp16 subnormal that rounds
+// down once, where x cast first and then divided rounds up.
+float value_of(int world, int rank, size_t i) {
+  if (i % 89 == 1) return 50000.0f - 100.0f * static_cast<float>(rank);
+  if (i % 83 == 2) {
+    return (1.375f + 4.0f * static_cast<float>(rank)) * static_cast<float>(world) *
+           std::ldexp(1.0f, -24);
+  }
   return std::sin(0.37f * static_cast<float>(i) + static_cast<float>(rank)) *
              (1.0f + static_cast<float>(i % 7)) +
          static_cast<float>(rank) * 0.25f;
 }
 
-// The serial oracle of compress_and_all_reduce (comm_hooks.h).
+// The serial oracle of compress_and_all_reduce (default_hooks.h): each rank's x / N
+// rounded to the format once, summed in rank order in float32, the sum rounded once.
 float oracle(int world, size_t i, HalfKind kind) {
   float sum = 0;
   for (int r = 0; r < world; ++r) {
-    const float part = value_of(r, i) / static_cast<float>(world);
+    const float part = value_of(world, r, i) / static_cast<float>(world);
     sum += half_to_float(float_to_half(part, kind), kind);
   }
   return half_to_float(float_to_half(sum, kind), kind);
 }
 
+// 2, 3 and 4 ranks: at 3 the division rounds, so dividing after the all-reduce or casting
+// before dividing differs from the oracle on ordinary values too; at 2 and 4 the values
+// near fp16's limit and the subnormal means tell.
 TEST(CompressHook, EveryElementIsTheMeanAsTheHalfFormatRoundsIt) {
-  for (const int world : {2, 4}) {
+  for (const int world : {2, 3, 4}) {
     run_ranks(world, [&](RankContext& ctx) {
       auto group = make_group("tcp", ctx);
       for (HalfKind kind : {HalfKind::fp16, HalfKind::bf16}) {
-        SCOPED_TRACE(half_name(kind));
+        SCOPED_TRACE(std::string(half_name(kind)) + ", " + std::to_string(world) + " ranks");
         const size_t n = 4099;
         Tensor buffer = Tensor::empty({static_cast<int64_t>(n)});
-        for (size_t i = 0; i < n; ++i) buffer.data()[i] = value_of(ctx.rank, i);
+        for (size_t i = 0; i < n; ++i) buffer.data()[i] = value_of(world, ctx.rank, i);
         compress_and_all_reduce(*group, buffer, kind);
         size_t wrong = 0, first = n;
         for (size_t i = 0; i < n; ++i) {
@@ -394,25 +410,40 @@ TEST(CommHooks, InsideDdpTheRanksStayIdenticalAndCloseToTheExactRun) {
 }
 
 // A 16 MiB bucket through the fp16 hook and the Reducer, under a short timeout: the half
-// all-reduce's four chunks of messages, posted ahead, must not deadlock.
+// all-reduce's four chunks of messages, posted ahead, must not deadlock. Among the values,
+// every 1024th near fp16's limit on both ranks (the sum overflows unless divided first) and
+// every 1024th a subnormal mean (one rounding, not two).
 TEST(CommHooks, ASixteenMiBBucketThroughTheFp16Hook) {
   run_ranks(2,
             [](RankContext& ctx) {
               auto group = make_group("tcp", ctx);
               const int64_t n = 4 << 20;  // 16 MiB of floats
+              const auto input = [&](int rank, int64_t i) {
+                if (i % 1024 == 1) return value_of(2, rank, 1);  // near the limit
+                if (i % 1024 == 2) return value_of(2, rank, 2);  // a subnormal mean
+                return static_cast<float>(i % 64 + 64 * rank);
+              };
               Variable big(Tensor::zeros({n}), true);
               Tensor x = Tensor::empty({n});
-              for (int64_t i = 0; i < n; ++i)
-                x.data()[i] = static_cast<float>(i % 64 + 64 * ctx.rank);
+              for (int64_t i = 0; i < n; ++i) x.data()[i] = input(ctx.rank, i);
               SerialExecutor runner("test");
               Reducer reducer({{"big", big.set_name("big")}}, *group);
               reducer.register_comm_hook(compress_hook(*group, HalfKind::fp16, runner));
               reducer.prepare_for_backward({});
               sum(big * Variable(x)).backward();
               const std::vector<float> g = big.grad().to_vector();
+              const float limit = oracle(2, 1, HalfKind::fp16);
+              const float subnormal = oracle(2, 2, HalfKind::fp16);
               int64_t wrong = 0;
-              for (int64_t i = 0; i < n; ++i) wrong += g[i] != static_cast<float>(i % 64) + 32.0f;
-              EXPECT_EQ(wrong, 0);
+              for (int64_t i = 0; i < n; ++i) {
+                const float want = i % 1024 == 1   ? limit
+                                   : i % 1024 == 2 ? subnormal
+                                                   : static_cast<float>(i % 64) + 32.0f;
+                wrong += g[i] != want;
+              }
+              EXPECT_EQ(wrong, 0) << "near the limit: " << g[1] << " (want " << limit
+                                  << "), a subnormal mean: " << g[2] << " (want " << subnormal
+                                  << ")";
             },
             {.timeout = std::chrono::seconds(30)});
 }

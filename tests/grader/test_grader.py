@@ -18,7 +18,9 @@
              running, while lesson 02, given its reference code, scores full points; the
              segfault run also grades hidden/01_ranks. Then lesson 05's ring sabotaged to
              send a whole segment before it receives: correct on small buffers, so only the
-             large-message cases catch it; they score 0, in seconds, saying deadlock. The
+             large-message cases catch it; they score 0, in seconds, saying deadlock. Then
+             the mistakes of planted.py (lessons 13 and 14: results right, rule broken)
+             each score at most half of their lesson. The
              copy builds only what these grade (lessons 01, 02 and 05, and the libraries
              of the lessons before them): the stubs of the others are graded in the
              reference build, from the same sources
@@ -485,6 +487,36 @@ class LearnerCopy(Checks, unittest.TestCase):
     def test_6_memory_past_the_limit(self):
         _, mine = self.sabotage("memory", "--memory-mib", "300")
         self.assert_reasons(mine, r"exceeded 300 MiB of memory")
+
+    @wanted("sabotage")
+    def test_7_planted_mistakes(self):
+        """Each mistake of planted.py (it used to pass) scores at most half of its lesson."""
+        from planted import PLANTED  # tests/grader/planted.py
+        for (topic, name, what), subs in PLANTED.items():
+            if not (ROOT / "solutions" / topic).is_dir():
+                continue
+            nn = topic[:2]
+            for f in (ROOT / "solutions" / topic).iterdir():  # the lesson's other answers
+                copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
+            text = (ROOT / "solutions" / topic / name).read_text()
+            for pattern, replacement, count in subs:
+                text, n = re.subn(pattern, lambda _: replacement, text, flags=re.S)
+                self.assertEqual(n, count, f"planted '{what}': {pattern!r} matched {n} times; "
+                                           f"the reference changed: update tests/grader/planted.py")
+            write_if_changed(text, EXPORT / "lessons" / topic / name)
+            try:
+                _, data, secs, _ = grade("--root", str(EXPORT), "--json",
+                                         str(WORK / f"planted-{nn}.json"), "--lesson", nn, *FAST,
+                                         timeout=900)
+            finally:  # the stubs again, as a learner's copy starts
+                subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet",
+                                "--out", str(EXPORT), "--lesson", topic], cwd=ROOT, check=True)
+            self.check_grade_json(data)
+            mine = [t for t in data["tests"] if t["tags"] == [f"lesson{nn}"]]
+            total = sum(t["max_score"] for t in mine)
+            score = sum(t["score"] for t in mine)
+            self.assertLessEqual(score, total / 2, f"lesson {nn} with '{what}' scores {score} of {total}")
+            print(f"planted '{what}': lesson {nn} scores {score:.1f} of {total:.0f}, {secs:.0f} s")
 
 
 if __name__ == "__main__":

@@ -98,16 +98,8 @@ TEST_P(DeviceMeshSuite, GroupsFollowTheLayout) {
       suite_options());
 }
 
-INSTANTIATE_TEST_SUITE_P(Tcp, DeviceMeshSuite,
-                         testing::Values(WorldParam{"tcp", 4}, WorldParam{"tcp", 6},
-                                         WorldParam{"tcp", 8}),
+INSTANTIATE_TEST_SUITE_P(Backends, DeviceMeshSuite, testing::ValuesIn(subgroup_worlds()),
                          world_param_name);
-#ifdef COURSE_HAVE_GLOO
-INSTANTIATE_TEST_SUITE_P(Gloo, DeviceMeshSuite,
-                         testing::Values(WorldParam{"gloo", 4}, WorldParam{"gloo", 6},
-                                         WorldParam{"gloo", 8}),
-                         world_param_name);
-#endif
 
 TEST(DeviceMesh, SizesMustMultiplyToTheWorld) {
   run_ranks(4, [](RankContext& ctx) {

@@ -15,12 +15,23 @@
 #include <string>
 #include <vector>
 
+#include "../collectives/suite.h"
 #include "collective_oracle.h"
 #include "process_group.h"
+#include "process_group_factory.h"
 #include "result_checks.h"
 #include "subgroups.h"
 
 namespace course::test {
+
+/// The worlds the subgroup suites run on: 4, 6 and 8 ranks, on tcp and (where built) gloo.
+inline std::vector<WorldParam> subgroup_worlds() {
+  std::vector<WorldParam> worlds;
+  for (const std::string& backend : available_backends()) {
+    for (int world : {4, 6, 8}) worlds.push_back({backend, world});
+  }
+  return worlds;
+}
 
 /// The rank whose values member `world_rank` contributes under `salt` (data_value is exact
 /// below rank 256: salt < 30 with worlds of 8).

@@ -130,16 +130,8 @@ TEST_P(SubgroupSuite, GroupsOfOne) {
       suite_options());
 }
 
-INSTANTIATE_TEST_SUITE_P(Tcp, SubgroupSuite,
-                         testing::Values(WorldParam{"tcp", 4}, WorldParam{"tcp", 6},
-                                         WorldParam{"tcp", 8}),
+INSTANTIATE_TEST_SUITE_P(Backends, SubgroupSuite, testing::ValuesIn(subgroup_worlds()),
                          world_param_name);
-#ifdef COURSE_HAVE_GLOO
-INSTANTIATE_TEST_SUITE_P(Gloo, SubgroupSuite,
-                         testing::Values(WorldParam{"gloo", 4}, WorldParam{"gloo", 6},
-                                         WorldParam{"gloo", 8}),
-                         world_param_name);
-#endif
 
 TEST(Subgroups, WorldOfOne) {
   run_ranks(1, [](RankContext& ctx) {

@@ -1,6 +1,6 @@
-// comm_hooks.cpp: lesson 14, the exercise: fp16/bf16 compression of a bucket, Gram-Schmidt,
-// and PowerSGD's step (the algorithm is at the top of comm_hooks.h).
-#include "comm_hooks.h"
+// powersgd_hook.cpp: lesson 14, the exercise: the orthogonalisation and PowerSGD's step
+// (the algorithm is at the top of powersgd_hook.h).
+#include "powersgd_hook.h"
 
 #include <cmath>
 #include <cstdint>
@@ -11,25 +11,10 @@
 
 namespace course {
 
-void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind) {
-  const std::span<float> values = buffer.span();
-  // all_reduce_half streams the bucket: it asks for each chunk's halves as it sends them
-  // and hands back each chunk's sums as they arrive, so the casts overlap the wire.
-  const auto pack = [&](size_t first, std::span<uint16_t> halves) {
-    // TODO(lesson14): its values / N cast (to_halves): divided first, the sum cannot overflow
-    COURSE_TODO();
-  };
-  const auto unpack = [&](size_t first, std::span<const uint16_t> sums) {
-    // TODO(lesson14): the chunk's sums cast back into the buffer (from_halves)
-    COURSE_TODO();
-  };
-  all_reduce_half(group, values.size(), kind, pack, unpack);
-}
-
 void orthogonalize(const Tensor& m) {
   [[maybe_unused]] const int64_t n = m.shape()[0];
   [[maybe_unused]] const int64_t r = m.shape()[1];
-  // TODO(lesson14): column by column: minus its projections on the columns before, then unit
+  // TODO(lesson14): in double: each column minus its projections, twice, then unit length
   COURSE_TODO();
 }
 

@@ -1,6 +1,6 @@
-// comm_hooks.cpp: lesson 14, the exercise: fp16/bf16 compression of a bucket, Gram-Schmidt,
-// and PowerSGD's step (the algorithm is at the top of comm_hooks.h).
-#include "comm_hooks.h"
+// powersgd_hook.cpp: lesson 14, the exercise: the orthogonalisation and PowerSGD's step
+// (the algorithm is at the top of powersgd_hook.h).
+#include "powersgd_hook.h"
 
 #include <cmath>
 #include <cstdint>
@@ -11,44 +11,29 @@
 
 namespace course {
 
-void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind) {
-  const std::span<float> values = buffer.span();
-  // all_reduce_half streams the bucket: it asks for each chunk's halves as it sends them
-  // and hands back each chunk's sums as they arrive, so the casts overlap the wire.
-  const auto pack = [&](size_t first, std::span<uint16_t> halves) {
-    // BEGIN SOLUTION: its values / N cast (to_halves): divided first, the sum cannot overflow
-    const float inv_world = 1.0f / static_cast<float>(group.size());
-    to_halves(values.subspan(first, halves.size()), inv_world, halves, kind);
-    // END SOLUTION
-  };
-  const auto unpack = [&](size_t first, std::span<const uint16_t> sums) {
-    // BEGIN SOLUTION: the chunk's sums cast back into the buffer (from_halves)
-    from_halves(sums, values.subspan(first, sums.size()), kind);
-    // END SOLUTION
-  };
-  all_reduce_half(group, values.size(), kind, pack, unpack);
-}
-
 void orthogonalize(const Tensor& m) {
   const int64_t n = m.shape()[0];
   const int64_t r = m.shape()[1];
-  // BEGIN SOLUTION: column by column: minus its projections on the columns before, then unit
+  // BEGIN SOLUTION: in double: each column minus its projections, twice, then unit length
   float* d = m.data();
+  std::vector<double> a(d, d + n * r);
   for (int64_t j = 0; j < r; ++j) {
     double before = 0;
-    for (int64_t k = 0; k < n; ++k) before += static_cast<double>(d[k * r + j]) * d[k * r + j];
-    for (int64_t i = 0; i < j; ++i) {
-      double dot = 0;
-      for (int64_t k = 0; k < n; ++k) dot += static_cast<double>(d[k * r + i]) * d[k * r + j];
-      for (int64_t k = 0; k < n; ++k) d[k * r + j] -= static_cast<float>(dot) * d[k * r + i];
+    for (int64_t k = 0; k < n; ++k) before += a[k * r + j] * a[k * r + j];
+    for (int pass = 0; pass < 2; ++pass) {  // the second removes what rounding left
+      for (int64_t i = 0; i < j; ++i) {
+        double dot = 0;
+        for (int64_t k = 0; k < n; ++k) dot += a[k * r + i] * a[k * r + j];
+        for (int64_t k = 0; k < n; ++k) a[k * r + j] -= dot * a[k * r + i];
+      }
     }
     double norm2 = 0;
-    for (int64_t k = 0; k < n; ++k) norm2 += static_cast<double>(d[k * r + j]) * d[k * r + j];
+    for (int64_t k = 0; k < n; ++k) norm2 += a[k * r + j] * a[k * r + j];
     const double norm = std::sqrt(norm2);
-    const bool in_span = !(norm > 1e-4 * std::sqrt(before));  // what is left is rounding
-    const float inv = in_span ? 0.0f : static_cast<float>(1.0 / norm);
-    for (int64_t k = 0; k < n; ++k) d[k * r + j] *= inv;
+    const double inv = norm > 1e-10 * std::sqrt(before) ? 1.0 / norm : 0.0;
+    for (int64_t k = 0; k < n; ++k) a[k * r + j] *= inv;
   }
+  for (int64_t k = 0; k < n * r; ++k) d[k] = static_cast<float>(a[k]);
   // END SOLUTION
 }
 
