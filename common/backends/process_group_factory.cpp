@@ -1,6 +1,8 @@
 // process_group_factory.cpp: see process_group_factory.h.
 #include "process_group_factory.h"
 
+#include <algorithm>
+
 #include "error.h"
 #ifdef COURSE_HAVE_GLOO
 #include "process_group_gloo.h"
@@ -131,6 +133,21 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
 #endif
   }
   throw ConfigError("unknown backend '" + backend + "': this build has " + backend_choices_str());
+}
+
+GroupMaker group_maker(const std::string& backend, GroupRecipe recipe) {
+  const std::vector<std::string> host_backends = available_backends();
+  if (backend == "nccl") {
+    check_backend_device(backend, "cuda");  // names what a build without NCCL lacks
+  } else if (std::ranges::find(host_backends, backend) == host_backends.end()) {
+    throw ConfigError("unknown backend '" + backend + "': this build has " + backend_choices_str());
+  }
+  recipe.monitor = false;
+  return [backend, recipe](StoreClient& store, int rank, int size, const std::string& name) {
+    GroupRecipe group = recipe;
+    group.name = recipe.name + "/" + name;
+    return make_process_group(backend, store, rank, size, group);
+  };
 }
 
 }  // namespace course

@@ -34,6 +34,7 @@
 #include "process_group.h"
 #include "process_group_tcp.h"
 #include "store.h"
+#include "subgroups.h"
 #include "transport.h"
 
 namespace course {
@@ -87,5 +88,10 @@ void check_backend_device(const std::string& backend, const std::string& device)
 /// without connect_mesh or install.
 std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, StoreClient& store,
                                                  int rank, int world, const GroupRecipe& recipe);
+
+/// The GroupMaker of Subgroups (subgroups.h) on `backend`: make_process_group with
+/// `recipe`, renamed "<recipe.name>/<name>" per group, and without a collective monitor
+/// (its agent knows world ranks only). Checks the backend now (ConfigError as above).
+GroupMaker group_maker(const std::string& backend, GroupRecipe recipe);
 
 }  // namespace course

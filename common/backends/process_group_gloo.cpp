@@ -10,8 +10,9 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 
-#include <atomic>
 #include <future>
+#include <map>
+#include <mutex>
 
 #include "error.h"
 #include "gloo_check.h"
@@ -25,9 +26,17 @@ namespace course {
 
 namespace {
 
-// Groups constructed by this process so far: makes each group's store prefix unique, as
-// long as every rank constructs its groups in the same order (rule 1 of process_group.h).
-std::atomic<int> g_groups_made{0};
+// The number of groups this process has constructed under each prefix: makes each
+// group's store prefix unique, as long as every rank constructs the groups of a prefix in
+// the same order (rule 1 of process_group.h). Counted per prefix, not per process, so
+// that a rank outside a subgroup (subgroups.h), which constructs fewer groups, stays in
+// step with the members of the next one.
+int next_group_number(const std::string& prefix) {
+  static std::mutex mu;
+  static std::map<std::string, int> made;
+  std::lock_guard<std::mutex> lock(mu);
+  return made[prefix]++;
+}
 
 }  // namespace
 
@@ -63,7 +72,7 @@ GlooProcessGroup::GlooProcessGroup(StoreClient& store, int rank, int world, Gloo
   im.world = world;
   im.options = std::move(options);
   const std::string prefix =
-      im.options.prefix + "/" + std::to_string(g_groups_made.fetch_add(1)) + "/";
+      im.options.prefix + "/" + std::to_string(next_group_number(im.options.prefix)) + "/";
   COURSE_CHECK_GLOO(
       {
         gloo::transport::tcp::attr attr;

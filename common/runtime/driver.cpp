@@ -203,7 +203,8 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   std::string problem;
   const Parsed parsed = flags.parse(argc, argv, problem);
   if (parsed == Parsed::kHelp) return 0;
-  if (parsed == Parsed::kUsageError) {
+  if (parsed == Parsed::kOk && config.check_flags) problem = config.check_flags(args);
+  if (parsed == Parsed::kUsageError || !problem.empty()) {
     std::cerr << problem << "\nRun with --help for more information." << std::endl;
     print_verdict(config.name, "FAIL", "usage: " + problem + " (see --help)");
     return kUsageExitCode;

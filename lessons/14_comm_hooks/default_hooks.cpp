@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "error.h"
+
 namespace course {
 
 void compress_and_all_reduce(ProcessGroup& group, const Tensor& buffer, HalfKind kind) {

@@ -19,12 +19,14 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "full_mesh.h"
 #include "harness.h"
 #include "process_group.h"
 #include "process_group_factory.h"
 #include "process_group_tcp.h"
+#include "subgroups.h"
 
 namespace course::test {
 
@@ -50,19 +52,39 @@ inline GroupRecipe suite_recipe(RankContext& ctx, const std::string& name, Milli
   return recipe;
 }
 
+/// The backend and recipe that make_process_group gets for `backend` ("shm" and "auto":
+/// tcp over that transport), with make_group's name and loopback.
+inline std::pair<std::string, GroupRecipe> suite_backend_recipe(const std::string& backend,
+                                                                RankContext& ctx,
+                                                                const std::string& name) {
+  GroupRecipe recipe = suite_recipe(ctx, name, default_timeout());
+  if (backend == "shm" || backend == "auto") {
+    recipe.transport = backend;
+    recipe.connect_shm = suite_shm_connector();
+    return {"tcp", recipe};
+  }
+  return {backend, recipe};
+}
+
 /// A group on `backend` ("tcp": install_suite_algorithms over a fresh full mesh; "shm" and
 /// "auto": the same over that transport; "gloo"). Every rank calls it with the same
 /// backend and name; two groups alive at once in one test need two names (they key the
 /// rendezvous).
 inline std::unique_ptr<ProcessGroup> make_group(const std::string& backend, RankContext& ctx,
                                                 const std::string& name = "pg") {
-  GroupRecipe recipe = suite_recipe(ctx, name, default_timeout());
-  if (backend == "shm" || backend == "auto") {
-    recipe.transport = backend;
-    recipe.connect_shm = suite_shm_connector();
-    return make_process_group("tcp", ctx.store(), ctx.rank, ctx.world, recipe);
-  }
-  return make_process_group(backend, ctx.store(), ctx.rank, ctx.world, recipe);
+  const auto [maker_backend, recipe] = suite_backend_recipe(backend, ctx, name);
+  return make_process_group(maker_backend, ctx.store(), ctx.rank, ctx.world, recipe);
+}
+
+/// The test body's world as Subgroups (common/comm/subgroups.h) on `backend` (as
+/// make_group): its groups are made with make_group's recipe, named
+/// "<prefix>/<prefix>/<k>-<name>". `timeout` bounds new_group's order check.
+inline Subgroups make_subgroups(const std::string& backend, RankContext& ctx,
+                                const std::string& prefix = "subgroups",
+                                Millis timeout = default_timeout()) {
+  const auto [maker_backend, recipe] = suite_backend_recipe(backend, ctx, prefix);
+  return Subgroups(ctx.store(), ctx.rank, ctx.world, group_maker(maker_backend, recipe), prefix,
+                   timeout);
 }
 
 /// A tcp group running `algorithms` (a test of one lesson's own calls).

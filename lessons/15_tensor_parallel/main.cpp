@@ -1,0 +1,94 @@
+// main.cpp: ./lesson15, tensor parallelism: Megatron-LM's column- and row-parallel layers,
+// their f/g operators and a vocabulary-parallel loss, alone or on a 2D (data x tensor) grid.
+//
+//   make lesson15 && ./lesson15                          # 4 ranks, --tp 4
+//   ./lesson15 --np 4 --tp 2                             # 2 replicas of a 2-way split model
+//   ./lesson15 --np 2 --tp 2 --hidden 256 --blocks 3 --optimizer adam
+//   ./lesson15 --bench --np 4                            # TP 1 (DDP), 2, 4 per batch size
+//
+// First a self-check of your operators, layers and loss against serial oracles
+// (tp_self_check.h), on the world group. Then every rank trains its shards of the residual
+// MLP (tp_model.h) on Fashion-MNIST (tp_training.h). PASS needs the first steps equal to
+// one process's on the global batch, the full model identical on every replica and 85%
+// test accuracy within 3 epochs (--target).
+#include <cstdlib>
+#include <iostream>
+
+#include "ddp_training_flags.h"
+#include "driver.h"
+#include "driver_recipe.h"
+#include "emulated_link.h"
+#include "env.h"
+#include "flag_agreement.h"
+#include "flag_checks.h"
+#include "flags.h"
+#include "process_group_factory.h"
+#include "ring_allreduce.h"
+#include "subgroups.h"
+#include "tp_bench.h"
+#include "tp_groups.h"
+#include "tp_self_check.h"
+#include "tp_training.h"
+
+namespace {
+
+course::TpTrainingOptions g_training;
+
+course::Verdict run_rank(course::DriverContext& ctx) {
+  auto world =
+      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
+                                 course::driver_recipe(ctx, "lesson15", course::install_lesson05));
+  if (ctx.rank() == 0) {
+    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
+              << course::link_header() << std::endl;
+  }
+  // Ranks started by hand must agree on the grid before any subgroup is made (a ConfigError
+  // naming the flag that differs, on every rank).
+  course::check_same_flags(course::tp_training_flag_values(g_training), *world);
+  // Then: your operators, layers and loss against their oracles.
+  const std::string problem = course::run_lesson15_self_check(*world);
+  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
+  if (ctx.rank() == 0) std::cout << course::kLesson15SelfCheckPassed << std::endl;
+  // The grid's groups: new_group / init_device_mesh over the world (subgroups.h).
+  course::Subgroups subgroups(
+      ctx.store(), ctx.rank(), ctx.world(),
+      course::group_maker(ctx.args().backend,
+                          course::driver_recipe(ctx, "lesson15", course::install_lesson05)));
+  if (ctx.args().bench) {
+    return course::run_tp_bench(g_training, *world, subgroups, {}, std::cout);
+  }
+  course::TpProcessGroups groups(*world, subgroups, g_training.tp);
+  if (ctx.rank() == 0) std::cout << "device mesh " << groups.describe() << std::endl;
+  return course::run_tp_training(g_training, groups.groups(), std::cout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  course::DriverConfig config;
+  config.name = "lesson15";
+  config.title = "tensor parallelism: column- and row-parallel layers, a 2D grid";
+  config.default_np = 4;
+  config.backends = course::available_backends();  // host memory: tcp, gloo
+  config.has_bench = true;
+  config.has_link = true;
+  config.check_flags = [](const course::DriverArgs& args) {
+    // Ranks started by hand (RANK set) count WORLD_SIZE, a launch counts --np.
+    const int world = course::started_as_rank() ? course::read_dist_env().world_size : args.np;
+    return course::tp_usage_problem(world, g_training.tp,
+                                    g_training.hidden.empty() ? 0 : g_training.hidden[0]);
+  };
+  const auto add_options = [](course::Flags& flags) {
+    course::add_ddp_training_flags(flags, g_training);
+    course::add_target_flag(flags, g_training);
+    flags
+        .option("--tp", g_training.tp,
+                "ranks per tensor-parallel group; it must divide --np (0: all of them)")
+        .check(course::count_in(0, 1024))
+        .show_default();
+    flags.option("--blocks", g_training.blocks, "residual MLP blocks (H -> 4H -> H)")
+        .check(course::count_in(0, 64))
+        .show_default();
+  };
+  return course::run_driver(argc, argv, config, add_options, run_rank);
+}
