@@ -174,12 +174,14 @@ docs: setup
 # per rank, values sent, step time) at 2 and 4 ranks and on the 1 Gbit/s link writes
 # bench-results/lesson13_*.csv. Lesson 15's (TP 1, 2 and 4 per batch: step time, bytes and
 # memory against its cost model, the crossover) on loopback and 10 Gbit/s writes
-# bench-results/lesson15_*.txt.
+# bench-results/lesson15_*.txt. Lesson 16's (GPipe and 1F1B: the bubble against
+# (P-1)/(M+P-1), activation memory, the balance) at 2 and 4 stages and on the 10 Gbit/s
+# link writes bench-results/lesson16_*.csv and the timelines lesson16_*_{gpipe,1f1b}.svg.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 \
-	  lesson13 lesson14 lesson15
+	  lesson13 lesson14 lesson15 lesson16
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -211,6 +213,12 @@ bench: setup
 	  s=$$?; cat bench-results/lesson15_loopback.txt; exit $$s
 	build/solutions/lesson15 --bench --np 4 --link 10gbit,20us > bench-results/lesson15_10gbit.txt; \
 	  s=$$?; cat bench-results/lesson15_10gbit.txt; exit $$s
+	build/solutions/lesson16 --bench --np 2 --csv bench-results/lesson16_np2.csv \
+	  --trace bench-results/lesson16_np2_timeline
+	build/solutions/lesson16 --bench --np 4 --csv bench-results/lesson16_np4.csv \
+	  --trace bench-results/lesson16_np4_timeline
+	build/solutions/lesson16 --bench --np 4 --link 10gbit,20us --csv bench-results/lesson16_np4_10gbit.csv \
+	  --trace bench-results/lesson16_np4_10gbit_timeline
 	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory bench-link; \
 	 else echo "make bench: the kernel-shaped link (make bench-link) skipped: it needs root"; fi
 	@echo "make bench: CSV and SVG in bench-results/"

@@ -223,18 +223,11 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   std::string problem;
   const Parsed parsed = flags.parse(argc, argv, problem);
   if (parsed == Parsed::kHelp) return 0;
-  if (parsed == Parsed::kUsageError) {
+  if (parsed == Parsed::kOk && config.check_flags) problem = config.check_flags(args);
+  if (parsed == Parsed::kUsageError || !problem.empty()) {
     std::cerr << problem << "\nRun with --help for more information." << std::endl;
     print_verdict(config.name, "FAIL", "usage: " + problem + " (see --help)");
     return kUsageExitCode;
-  }
-  if (config.check_flags) {
-    const std::string together = config.check_flags(args);
-    if (!together.empty()) {
-      std::cerr << together << "\nRun with --help for more information." << std::endl;
-      print_verdict(config.name, "FAIL", "usage: " + together + " (see --help)");
-      return kUsageExitCode;
-    }
   }
   // Every rank (and the ranks this process launches) paces its sockets on this link.
   if (!args.link.empty()) ::setenv(kLinkEnv, args.link.c_str(), 1);

@@ -47,22 +47,6 @@ struct Verdict {
   static Verdict fail(std::string detail) { return {false, std::move(detail)}; }
 };
 
-struct DriverArgs;
-
-/// What a lesson's driver is: its name, its flags, one process or many.
-struct DriverConfig {
-  std::string name;                   ///< "lesson05": the verdict's prefix
-  std::string title;                  ///< one line for --help
-  bool distributed = true;            ///< false: one process, no launcher, no store
-  int default_np = 4;                 ///< --np default
-  std::vector<std::string> backends;  ///< allowed --backend values, default first; empty: no flag
-  bool has_bench = false;             ///< adds --bench
-  bool has_link = false;              ///< adds --link (an emulated network, emulated_link.h)
-  /// After parsing: "" or a usage problem that involves several flags ("--tp 3 does not
-  /// divide --np 4"), reported as a usage error (exit 64) before any rank starts.
-  std::function<std::string(const DriverArgs&)> check_flags;
-};
-
 /// The flags every driver shares, after parsing.
 struct DriverArgs {
   /// --np: the number of ranks to launch
@@ -74,6 +58,21 @@ struct DriverArgs {
   /// --link: the emulated link the tcp transport paces its sends on ("10gbit,20us"),
   /// passed to every rank as COURSE_LINK; empty: COURSE_LINK as the environment has it
   std::string link;
+};
+
+/// What a lesson's driver is: its name, its flags, one process or many.
+struct DriverConfig {
+  std::string name;                   ///< "lesson05": the verdict's prefix
+  std::string title;                  ///< one line for --help
+  bool distributed = true;            ///< false: one process, no launcher, no store
+  int default_np = 4;                 ///< --np default
+  std::vector<std::string> backends;  ///< allowed --backend values, default first; empty: no flag
+  bool has_bench = false;             ///< adds --bench
+  bool has_link = false;              ///< adds --link (an emulated network, emulated_link.h)
+  /// Checks between flags, after they parsed (--tp or --pp must divide --np): "" when they
+  /// agree, else the problem, a usage error (exit 64) like a flag out of range, reported
+  /// before any rank starts. Empty: no such checks.
+  std::function<std::string(const DriverArgs&)> check_flags;
 };
 
 /// What rank_main gets.

@@ -20,11 +20,10 @@ bool is_collective_report(const std::string& verdict) {
   return verdict.find("collective monitor:") != std::string::npos;
 }
 
-std::vector<int> ranks_named_by_report(const std::string& verdict) {
+namespace {
+/// Every rank number `text` names: "rank 2", "ranks 1, 3".
+std::set<int> ranks_named_in(const std::string& text) {
   std::set<int> named;
-  const size_t begin = verdict.find("collective monitor:");
-  if (begin == std::string::npos) return {};
-  const std::string text = verdict.substr(begin, verdict.find("The error here:", begin) - begin);
   for (size_t at = text.find("rank"); at != std::string::npos; at = text.find("rank", at + 1)) {
     if (at > 0 && std::isalpha(static_cast<unsigned char>(text[at - 1]))) continue;
     size_t k = at + 4;
@@ -43,6 +42,15 @@ std::vector<int> ranks_named_by_report(const std::string& verdict) {
       if (k + 1 < text.size() && text[k] == ',' && text[k + 1] == ' ') ++k;  // ", 3"
     }
   }
+  return named;
+}
+}  // namespace
+
+std::vector<int> ranks_named_by_report(const std::string& verdict) {
+  const size_t begin = verdict.find("collective monitor:");
+  if (begin == std::string::npos) return {};
+  const std::set<int> named =
+      ranks_named_in(verdict.substr(begin, verdict.find("The error here:", begin) - begin));
   return {named.begin(), named.end()};
 }
 
@@ -79,15 +87,31 @@ int earliest(const std::vector<RankObservation>& ranks, int a, int b) {
   return a < 0 || ranks[b].order < ranks[a].order ? b : a;
 }
 
-/// The lowest rank that failed alike with `cause` (itself when none did).
+/// Among the ranks that failed alike with `cause` (itself when none did): the lowest; but
+/// when they all printed the very same text (a problem agreed across ranks, "... element 0
+/// on rank 2 ..." on every rank) and it names exactly one of them, that one, whose check
+/// failed.
 int lowest_alike(const std::vector<RankObservation>& ranks, int cause) {
   if (cause < 0 || ranks[cause].verdict.empty()) return cause;
   const std::string text = without_own_rank(ranks[cause]);
   int best = cause;
+  bool verbatim = true;
+  std::map<int, int> alike;  // rank -> index
   for (int i = 0; i < static_cast<int>(ranks.size()); ++i) {
-    if (ranks[i].failed && ranks[i].rank < ranks[best].rank && without_own_rank(ranks[i]) == text) {
-      best = i;
+    const bool same = ranks[i].verdict == ranks[cause].verdict;
+    if (!ranks[i].failed || (!same && without_own_rank(ranks[i]) != text)) continue;
+    verbatim = verbatim && same;
+    alike[ranks[i].rank] = i;
+    if (ranks[i].rank < ranks[best].rank) best = i;
+  }
+  if (verbatim && alike.size() > 1) {
+    int named = -1;
+    for (int r : ranks_named_in(ranks[cause].verdict)) {
+      if (alike.count(r) == 0) continue;
+      if (named >= 0) return best;  // two of them: no telling which
+      named = alike[r];
     }
+    if (named >= 0) return named;
   }
   return best;
 }

@@ -16,7 +16,9 @@
 //      ("the peer closed the connection", "connection reset");
 //   5. among those, the earliest in time wins; and when the ranks failed alike (the same
 //      verdict but for their own rank number, as a missed accuracy target), the lowest
-//      rank of them is named.
+//      rank of them is named; when they all printed the very same verdict (a self-check's
+//      problem agreed across ranks) and it names exactly one of them ("... element 0 on
+//      rank 2 ..."), that rank, whose check failed.
 //
 // A rank that freezes (stopped by SIGSTOP or a debugger, or spinning) never prints
 // anything; its peers time out waiting for it, naming it in their message ("... from rank

@@ -18,8 +18,11 @@
 //   ring    this lesson's all_reduce_ring, tcp backend
 //   gloo    gloo::allreduce (ring algorithm) through the gloo backend, when built with Gloo
 // then notes: the ring's efficiency against the link, the ratios the lesson's targets are
-// about (ring / gloo at 16 and 64 MiB, ring / naive from 1 MiB up), what the links allow
-// the ring to gain over the naive version on two ranks, and rank 0's memcpy rate at the
+// about (ring / gloo at 16 and 64 MiB, ring / naive from 1 MiB up), what the ring would
+// gain over the naive version on two ranks were the naive version limited by the link
+// alone (not a ceiling: a large buffer costs the naive version main memory and its own
+// reduction, which no link bounds; only the ring's busbw against the link is checked, and
+// a ring above the link is what "BUSY MACHINE" reports), and rank 0's memcpy rate at the
 // largest size (a buffer that does not fit in cache costs main-memory traffic too).
 //
 // The sizes are measured interleaved (at one size, every algorithm once per round, then

@@ -23,7 +23,7 @@ void Adam::step() {
   for ([[maybe_unused]] const auto& [i, grad] : grads()) {
     // Decay as in SGD; m = state(i, "exp_avg") and v = state(i, "exp_avg_sq") as in
     // optimizer.h; with c1 = 1 - beta1^t and c2 = 1 - beta2^t (t = steps_),
-    // p += -lr/c1 * m / (sqrt(v)/sqrt(c2) + eps).
+    // p += -lr/c1 * m / (sqrt(v)/sqrt(c2) + eps). Every constant in double (optimizer.h).
     // TODO(lesson07): the Adam update with tensor_ops.h's in-place ops
     COURSE_TODO();
   }

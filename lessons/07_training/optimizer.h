@@ -27,6 +27,11 @@
 // path. Each op is one vectorised pass over the parameter, on the CPU or the GPU alike.
 // A parameter's grad() is never changed: weight decay makes a new tensor.
 //
+// Adam's hyperparameters are doubles, as torch's are (Python floats), and so are the
+// constants made from them: 1 − β1, 1 − β2, lr / (1 − β1^t) and sqrt(1 − β2^t) are
+// computed in double and rounded to float once, where an op takes them. In float,
+// 1 − 0.999f is 0.99998713 of 0.001: every v would sit 1.3e-5 below torch's.
+//
 // State for checkpoints: state_tensors() names every state tensor "<i>.<key>" (i is the
 // parameter's index, key "momentum_buffer", "exp_avg" or "exp_avg_sq") and step_count()
 // counts steps taken; load_state() restores both.
@@ -93,11 +98,11 @@ class Sgd : public Optimizer {
 };
 
 struct AdamOptions {
-  float lr = 1e-3f;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
 };
 
 class Adam : public Optimizer {

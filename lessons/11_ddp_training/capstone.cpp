@@ -335,8 +335,13 @@ CapstoneResult run_capstone(const CapstoneOptions& o, ProcessGroup& pg, ProcessG
   } else if (!differs.empty()) {
     result.verdict = Verdict::fail(differs);
   } else if (shared[0] < o.target) {
-    result.verdict =
-        Verdict::fail("below the target of " + format_fixed(100 * o.target, 0) + "%: " + summary);
+    const bool short_run = t.epochs < kCapstoneEpochs || t.limit > 0;
+    result.verdict = Verdict::fail(
+        "below the target of " + format_fixed(100 * o.target, 0) + "%: " + summary +
+        (short_run ? ": a short run (--epochs under " + std::to_string(kCapstoneEpochs) +
+                         ", or --limit); the target needs the whole run: --target sets what a "
+                         "short one must reach"
+                   : ""));
   } else {
     result.verdict = Verdict::pass(summary);
   }

@@ -17,7 +17,7 @@ namespace course {
 
 /// CapstoneOptions' defaults, with the capstone's epochs and hidden sizes, on `flags`.
 inline void add_capstone_flags(Flags& flags, CapstoneOptions& o) {
-  o.train.epochs = 10;
+  o.train.epochs = kCapstoneEpochs;
   o.train.hidden = {256, 256};
   o.train.batch_size = 64;
   add_ddp_training_flags(flags, o.train);
@@ -34,7 +34,10 @@ inline void add_capstone_flags(Flags& flags, CapstoneOptions& o) {
       .option("--crash-at-step", o.crash_step,
               "fault injection: rank --crash-rank kills itself (SIGKILL) before this step")
       .check(count_in(-1, INT64_MAX));
-  flags.option("--target", o.target, "final test accuracy the verdict requires (0..1)")
+  flags
+      .option("--target", o.target,
+              "final test accuracy the verdict requires (0..1); the default needs the "
+              "default --epochs on the whole data set: lower it for short runs")
       .check(number_in(0, 1))
       .show_default();
   flags.option("--crash-rank", o.crash_rank, "the rank --crash-at-step kills")

@@ -2,6 +2,7 @@
 // sync_bn_self_check.h).
 #include "sync_bn_self_check.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "bench_table.h"
@@ -53,6 +54,22 @@ std::string compare(const Tensor& got, const Tensor& want) {
   return "";
 }
 
+// "" or the first running statistic (running_mean, running_var) of `got` that differs from
+// `want`'s.
+std::string compare_running(const BatchNorm1d& got, const BatchNorm1d& want) {
+  const NamedTensors g = got.named_buffers(), e = want.named_buffers();
+  for (size_t k = 0; k < g.size() && k < e.size(); ++k) {
+    if (g[k].first != "running_mean" && g[k].first != "running_var") continue;
+    const std::vector<float> a = g[k].second.to_vector(), b = e[k].second.to_vector();
+    for (size_t c = 0; c < b.size() && c < a.size(); ++c) {
+      if (std::fabs(a[c] - b[c]) <= 1e-5f * std::max(1.0f, std::fabs(b[c]))) continue;
+      return g[k].first + " of channel " + std::to_string(c) + " is " + format_fixed(a[c], 6) +
+             ", expected " + format_fixed(b[c], 6) + " after one training step";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string self_check_sync_batch_norm(ProcessGroup& group) {
@@ -82,6 +99,12 @@ std::string self_check_sync_batch_norm(ProcessGroup& group) {
               " differs from one BatchNorm1d over every rank's rows: " + differs + where +
               ": the global mean weights each rank by n_r, and the global variance is "
               "sum n_r (var_r + (mean_r - mean)^2) / n";
+  } else if (!(differs = compare_running(sync_bn, bn)).empty()) {
+    problem = "SyncBatchNorm::forward: the running statistics on rank " + std::to_string(rank) +
+              " differ from one BatchNorm1d's over every rank's rows: " + differs + where +
+              ": running_mean takes the global mean, running_var the global unbiased variance "
+              "var * n / (n - 1), with n the global count (sync_batch_norm.h, FORWARD step "
+              "4; batch_norm_update_running does both)";
   } else if (!(differs = compare(mine.grad(), all.grad().rows(first, rows))).empty()) {
     problem = "SyncBatchNormBackward::apply: the input gradient on rank " + std::to_string(rank) +
               " differs from one BatchNorm1d's over every rank's rows: " + differs + where +

@@ -8,10 +8,12 @@
 //   SyncBatchNorm(3) forward and backward, loss sum(y * w) with rank- and row-dependent w,
 //   against one BatchNorm1d over every rank's rows together (computed on every rank):
 //     the output rows of rank r   sync_batch_norm_gather_stats (global mean and variance)
+//     running_mean, running_var   SyncBatchNorm::forward (global mean, and global unbiased
+//                                 variance var * n / (n - 1), as torch's running estimate)
 //     the input gradient rows     SyncBatchNormBackward::apply (the all-reduced sums)
 //
 // What this is not: the lesson's tests (make grade-lesson11), which try more shapes,
-// ranks without rows, the running statistics and the weight and bias gradients.
+// ranks without rows, two steps of running statistics and the weight and bias gradients.
 #pragma once
 
 #include <string>
@@ -25,7 +27,7 @@ std::string self_check_sync_batch_norm(ProcessGroup& group);
 
 /// What the driver prints when the self-check passes.
 constexpr const char* kSyncBnSelfCheckPassed =
-    "self-check: SyncBatchNorm forward and backward over uneven rows per rank equal one "
-    "BatchNorm1d over all rows";
+    "self-check: SyncBatchNorm forward, running statistics and backward over uneven rows "
+    "per rank equal one BatchNorm1d over all rows";
 
 }  // namespace course

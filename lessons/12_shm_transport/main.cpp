@@ -14,6 +14,7 @@
 // if all of that holds on every rank.
 #include <iostream>
 
+#include "channel_self_check.h"
 #include "collective_bench_flags.h"
 #include "driver.h"
 #include "flags.h"
@@ -27,6 +28,11 @@ course::ShmBenchOptions g_bench;  // filled by the flags
 std::string g_transport = "shm";
 
 course::Verdict run_bench(course::DriverContext& ctx) {
+  // Your channel alone first, as the check does: a ring that writes past its end would
+  // otherwise crash a rank mid-benchmark with nothing named.
+  if (const std::string wrong = course::self_check_shm_channel(); !wrong.empty()) {
+    return course::Verdict::fail("self-check: " + wrong);
+  }
   course::ShmBenchOptions options = g_bench;
   if (options.csv_path.empty()) {
     options.csv_path = "bench-results/lesson12_np" + std::to_string(ctx.world()) + ".csv";

@@ -36,27 +36,27 @@ void Adam::step() {
   for (const auto& [i, grad] : grads()) {
     // Decay as in SGD; m = state(i, "exp_avg") and v = state(i, "exp_avg_sq") as in
     // optimizer.h; with c1 = 1 - beta1^t and c2 = 1 - beta2^t (t = steps_),
-    // p += -lr/c1 * m / (sqrt(v)/sqrt(c2) + eps).
+    // p += -lr/c1 * m / (sqrt(v)/sqrt(c2) + eps). Every constant in double (optimizer.h).
     // BEGIN SOLUTION: the Adam update with tensor_ops.h's in-place ops
     const Tensor& p = params_[i].data();
-    const float beta1 = options_.beta1, beta2 = options_.beta2, wd = options_.weight_decay;
+    const AdamOptions& o = options_;
     Tensor d = grad;
-    if (wd != 0.0f) {
+    if (o.weight_decay != 0) {
       d = grad.clone();
-      add_(d, p, wd);
+      add_(d, p, static_cast<float>(o.weight_decay));
     }
     Tensor& m = state(i, "exp_avg");
     Tensor& v = state(i, "exp_avg_sq");
-    axpby_(m, 1.0f - beta1, d, beta1);
-    scale_(v, beta2);
-    addcmul_(v, d, d, 1.0f - beta2);
-    const double t = static_cast<double>(steps_);
-    const auto correction1 = static_cast<float>(1.0 - std::pow(beta1, t));
-    const auto correction2 = static_cast<float>(1.0 - std::pow(beta2, t));
+    axpby_(m, static_cast<float>(1.0 - o.beta1), d, static_cast<float>(o.beta1));
+    scale_(v, static_cast<float>(o.beta2));
+    addcmul_(v, d, d, static_cast<float>(1.0 - o.beta2));
+    const auto t = static_cast<double>(steps_);
+    const double correction1 = 1.0 - std::pow(o.beta1, t);
+    const double correction2 = 1.0 - std::pow(o.beta2, t);
     Tensor denom = sqrt(v);
-    scale_(denom, 1.0f / std::sqrt(correction2));
-    add_scalar_(denom, options_.eps);
-    addcdiv_(p, m, denom, -options_.lr / correction1);
+    scale_(denom, static_cast<float>(1.0 / std::sqrt(correction2)));
+    add_scalar_(denom, static_cast<float>(o.eps));
+    addcdiv_(p, m, denom, static_cast<float>(-o.lr / correction1));
     // END SOLUTION
   }
 }

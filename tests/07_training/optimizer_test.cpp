@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "error.h"
@@ -95,8 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, SgdFormula,
 
 TEST(Adam, MatchesTheDocumentedUpdateOverFiveSteps) {
   for (float wd : {0.0f, 0.1f}) {
-    const AdamOptions o{
-        .lr = 0.01f, .beta1 = 0.8f, .beta2 = 0.95f, .eps = 1e-6f, .weight_decay = wd};
+    const AdamOptions o{.lr = 0.01, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-6, .weight_decay = wd};
     Fixture f;
     std::vector<std::vector<double>> p, m, v;
     for (const Variable& var : f.params) {
@@ -122,6 +122,46 @@ TEST(Adam, MatchesTheDocumentedUpdateOverFiveSteps) {
         }
       }
       expect_params(f.params, p, 2e-5);
+    }
+  }
+}
+
+// torch's betas are doubles: 1 - 0.999 is 0.001 to float's precision, where float's
+// 1.0f - 0.999f is 0.99998713 of it. The moments against a double oracle with torch's
+// default betas, to a relative 2e-6 (float rounding over three steps; the float
+// constant puts every exp_avg_sq 1.3e-5 low).
+TEST(Adam, MomentsMatchTorchsDoublePrecisionConstants) {
+  const double beta1 = 0.9, beta2 = 0.999;
+  Fixture f;
+  std::vector<std::vector<double>> m, v;
+  for (const Variable& var : f.params) {
+    m.emplace_back(static_cast<size_t>(var.numel()), 0.0);
+    v.emplace_back(static_cast<size_t>(var.numel()), 0.0);
+  }
+  Adam opt(f.params, {});
+  for (int step = 0; step < 3; ++step) {
+    f.set_grads(step);
+    opt.step();
+    const NamedTensors state = opt.state_tensors();
+    for (size_t k = 0; k < m.size(); ++k) {
+      const std::vector<float> g = Fixture::grad(k, step, static_cast<int64_t>(m[k].size()));
+      std::vector<float> got_m, got_v;
+      for (const auto& [name, t] : state) {
+        if (name == std::to_string(k) + ".exp_avg") got_m = t.to_vector();
+        if (name == std::to_string(k) + ".exp_avg_sq") got_v = t.to_vector();
+      }
+      ASSERT_EQ(got_m.size(), m[k].size()) << "no exp_avg for parameter " << k;
+      ASSERT_EQ(got_v.size(), v[k].size()) << "no exp_avg_sq for parameter " << k;
+      for (size_t j = 0; j < m[k].size(); ++j) {
+        m[k][j] = beta1 * m[k][j] + (1 - beta1) * g[j];
+        v[k][j] = beta2 * v[k][j] + (1 - beta2) * g[j] * g[j];
+        ASSERT_NEAR(got_m[j], m[k][j], 2e-6 * std::abs(m[k][j]) + 1e-12)
+            << "exp_avg of parameter " << k << " element " << j << " after step " << step + 1
+            << " (1 - beta1 computed in float?)";
+        ASSERT_NEAR(got_v[j], v[k][j], 2e-6 * v[k][j] + 1e-15)
+            << "exp_avg_sq of parameter " << k << " element " << j << " after step " << step + 1
+            << " (1 - beta2 computed in float?)";
+      }
     }
   }
 }

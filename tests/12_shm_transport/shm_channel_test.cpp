@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -163,6 +164,45 @@ TEST(ShmChannel, FullAndEmptyRingsAreSeen) {
   // Tiny writes use a slot each: four of them fill the ring.
   for (int i = 0; i < 4; ++i) EXPECT_EQ(pair.side0->try_send(big.data(), 1), 1u);
   EXPECT_EQ(pair.side0->try_send(big.data(), 1), 0u);
+}
+
+// A message that starts mid-ring and wraps past its last slot to slot 0, from every start
+// slot, on one channel over private memory: the ring, then a guard region of a known
+// pattern where a write that forgets to wrap lands (seen at once, not a crash or a
+// timeout later).
+TEST(ShmChannel, AMessageThatWrapsTheRingsEndGoesOnAtSlotZero) {
+  constexpr uint32_t kSlotBytes = 64, kSlots = 4;
+  const size_t ring_bytes = shm_slot_stride(kSlotBytes) * kSlots;
+  std::vector<uint64_t> storage(2 * ring_bytes / sizeof(uint64_t) + 1);
+  char* const slots = reinterpret_cast<char*>(storage.data());
+  std::fill(slots + ring_bytes, slots + 2 * ring_bytes, static_cast<char>(0x5A));
+  ShmRingHeader ring;
+  ShmDoorbell bell;
+  ShmChannel channel(ring, slots, kSlotBytes, kSlots, bell);
+  uint64_t head = 0;
+  std::vector<uint8_t> got(kSlots * kSlotBytes);
+  for (size_t index = 0; index < 12; ++index) {
+    // Head moves on by 1 to 4 slots a round: every start slot, every length of wrap.
+    const uint32_t start = static_cast<uint32_t>(head % kSlots);
+    const size_t bytes = (index % kSlots + 1) * kSlotBytes - index % 3;
+    const std::vector<uint8_t> m = message(1, index, bytes);
+    ASSERT_EQ(channel.try_write(m.data(), m.size()), bytes)
+        << "message " << index << " of " << bytes << " bytes from slot " << start
+        << " into an empty ring of 4 slots";
+    for (size_t i = ring_bytes; i < 2 * ring_bytes; ++i) {
+      ASSERT_EQ(slots[i], static_cast<char>(0x5A))
+          << "message " << index << " of " << bytes << " bytes from slot " << start
+          << ": try_write wrote past the ring's last slot (" << i - ring_bytes
+          << " bytes past its end); the slot after slot 3 is slot 0";
+    }
+    got.assign(bytes, 0);
+    ASSERT_EQ(channel.try_read(got.data(), got.size()), bytes)
+        << "message " << index << " of " << bytes << " bytes from slot " << start;
+    EXPECT_EQ(first_wrong(got, 1, index), -1)
+        << "message " << index << " of " << bytes << " bytes from slot " << start
+        << ": first wrong byte";
+    head += (bytes + kSlotBytes - 1) / kSlotBytes;
+  }
 }
 
 TEST(ShmChannel, ASlowConsumerGetsEveryByte) {

@@ -109,6 +109,19 @@ TEST(LaunchDiagnosis, RanksFailingAlikeNameTheLowest) {
                         failed(1, 1, "lesson09: FAIL rank 1 (pid 12 on a): loss nan on rank 1"),
                         failed(2, 3, "lesson09: FAIL rank 2 (pid 13 on a): loss inf on rank 2")}),
             0);
+  // One problem agreed across ranks, the same text on every rank: the rank it names,
+  // whose check failed (not rank 1, which differs from rank 0's text only once rank 0's
+  // own number is blanked).
+  const std::string agreed = "lesson09: FAIL self-check: all_reduce: element 0 on rank 2 is 5";
+  EXPECT_EQ(pick_cause({failed(0, 4, agreed), failed(1, 2, agreed), failed(2, 3, agreed),
+                        failed(3, 1, agreed)}),
+            2);
+  const std::string on_rank0 = "lesson09: FAIL self-check: all_reduce: element 0 on rank 0 is 5";
+  EXPECT_EQ(pick_cause({failed(1, 1, on_rank0), failed(0, 3, on_rank0), failed(3, 2, on_rank0)}),
+            1);
+  // It names a rank that did not fail with it, or two ranks: the lowest.
+  const std::string two = "lesson09: FAIL self-check: rank 1 and rank 2 disagree";
+  EXPECT_EQ(pick_cause({failed(2, 1, two), failed(1, 2, two), failed(0, 3, two)}), 2);
   // Different errors: the earliest, not the lowest.
   EXPECT_EQ(pick_cause({failed(0, 2, "lesson09: FAIL rank 0: bad"),
                         failed(1, 1, "lesson09: FAIL rank 1: worse")}),

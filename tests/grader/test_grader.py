@@ -19,10 +19,10 @@
              segfault run also grades hidden/01_ranks. Then lesson 05's ring sabotaged to
              send a whole segment before it receives: correct on small buffers, so only the
              large-message cases catch it; they score 0, in seconds, saying deadlock. Then
-             the mistakes of planted.py (lessons 13 and 14: results right, rule broken)
-             each score at most half of their lesson. The
-             copy builds only what these grade (lessons 01, 02 and 05, and the libraries
-             of the lessons before them): the stubs of the others are graded in the
+             the mistakes of planted.py (lessons 11 to 14: results right, rule broken,
+             or right until a message wraps) each score at most half of their lesson. The
+             copy builds only what these grade (lessons 01, 02, 05 and 11 to 14, and the
+             libraries of the lessons before them): the stubs of the others are graded in the
              reference build, from the same sources
 
 The sabotaged files are made at test time from solutions/ (SABOTAGE below): each is the
@@ -498,7 +498,10 @@ class LearnerCopy(Checks, unittest.TestCase):
             nn = topic[:2]
             for f in (ROOT / "solutions" / topic).iterdir():  # the lesson's other answers
                 copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
-            text = (ROOT / "solutions" / topic / name).read_text()
+            src = ROOT / "solutions" / topic / name
+            if not src.exists():  # a mistake in given code, beside the reference answers
+                src = ROOT / "lessons" / topic / name
+            text = src.read_text()
             for pattern, replacement, count in subs:
                 text, n = re.subn(pattern, lambda _: replacement, text, flags=re.S)
                 self.assertEqual(n, count, f"planted '{what}': {pattern!r} matched {n} times; "
@@ -508,9 +511,11 @@ class LearnerCopy(Checks, unittest.TestCase):
                 _, data, secs, _ = grade("--root", str(EXPORT), "--json",
                                          str(WORK / f"planted-{nn}.json"), "--lesson", nn, *FAST,
                                          timeout=900)
-            finally:  # the stubs again, as a learner's copy starts
+            finally:  # the stubs and given code again, as a learner's copy starts
                 subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet",
                                 "--out", str(EXPORT), "--lesson", topic], cwd=ROOT, check=True)
+                if src.parent.parent.name == "lessons":
+                    copy_if_changed(src, EXPORT / "lessons" / topic / name)
             self.check_grade_json(data)
             mine = [t for t in data["tests"] if t["tags"] == [f"lesson{nn}"]]
             total = sum(t["max_score"] for t in mine)

@@ -1,0 +1,120 @@
+// main.cpp: ./lesson16, pipeline parallelism: the model cut by depth into stages, the batch
+// into micro-batches, and GPipe or 1F1B as the order each stage runs them.
+//
+//   make lesson16 && ./lesson16                                   # 4 ranks, 4 stages, 1F1B
+//   ./lesson16 --np 4 --pp 4 --micro-batches 8 --schedule gpipe
+//   ./lesson16 --np 4 --pp 2                                      # 2 replicas of 2 stages
+//   ./lesson16 --bench --np 4 [--link 10gbit]
+//
+// First a self-check of your schedule builder, schedule check and executor against the
+// closed forms and one process (pp_self_check.h). Then every rank trains its stage of
+// lesson 07's MLP (8 hidden layers by default) on Fashion-MNIST (pp_training.h). PASS needs
+// 85% test accuracy within 4 epochs (--target). --bench: the bubble and activation memory
+// of both schedules against their models (pp_bench.h).
+#include <iostream>
+#include <optional>
+
+#include "device_mesh.h"
+#include "driver.h"
+#include "driver_recipe.h"
+#include "emulated_link.h"
+#include "flag_checks.h"
+#include "flags.h"
+#include "pp_bench.h"
+#include "pp_self_check.h"
+#include "pp_training.h"
+#include "process_group_factory.h"
+#include "ring_allreduce.h"
+#include "subgroups.h"
+#include "training_flags.h"
+
+namespace {
+
+course::PipelineOptions g_training;
+course::PipelineBenchOptions g_bench;
+
+course::Verdict run_rank(course::DriverContext& ctx) {
+  auto pg =
+      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
+                                 course::driver_recipe(ctx, "lesson16", course::install_lesson05));
+  if (ctx.rank() == 0) {
+    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
+              << course::link_header() << std::endl;
+  }
+  const std::string problem = course::run_lesson16_self_check(*pg);
+  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
+  if (ctx.rank() == 0) std::cout << course::kLesson16SelfCheckPassed << std::endl;
+  if (ctx.args().bench) return course::run_pipeline_bench(*pg, g_bench, std::cout);
+  // D > 1 replicas: the mesh {dp: D, pp: P} (world rank = replica * P + stage) gives each
+  // stage its data-parallel group.
+  const int stages = g_training.pp == 0 ? ctx.world() : g_training.pp;
+  std::optional<course::DeviceMesh> mesh;
+  course::Subgroups world(
+      ctx.store(), ctx.rank(), ctx.world(),
+      course::group_maker(ctx.args().backend,
+                          course::driver_recipe(ctx, "lesson16", course::install_lesson05)));
+  if (ctx.world() > stages) {
+    mesh = course::init_device_mesh(world, {{"dp", ctx.world() / stages}, {"pp", stages}});
+    if (ctx.rank() == 0) std::cout << "device mesh: " << mesh->layout().describe() << std::endl;
+  }
+  course::ProcessGroup* dp_group = mesh ? mesh->group("dp").get() : nullptr;
+  return course::run_pipeline_training(g_training, *pg, dp_group, std::cout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  course::DriverConfig config;
+  config.name = "lesson16";
+  config.title = "pipeline parallelism: stages, micro-batches, GPipe and 1F1B";
+  config.default_np = 4;
+  config.backends = {"tcp", "gloo"};  // the stages compute on the CPU
+  config.has_bench = true;
+  config.has_link = true;
+  config.check_flags = [](const course::DriverArgs& args) {
+    return course::check_pipeline_flags(g_training, args.np);
+  };
+  const auto add_options = [](course::Flags& flags) {
+    course::add_data_flags(flags, g_training,
+                           "examples per step, all replicas together (each takes 1/D of them)");
+    course::add_optimizer_flags(flags, g_training);
+    flags.flag(
+        "--no-shuffle", [] { g_training.shuffle = false; },
+        "visit the examples in file order every epoch");
+    flags
+        .option("--target", g_training.target,
+                "test accuracy (0..1) PASS needs within the epochs; lower it for short runs")
+        .check(course::number_in(0.0, 1.0))
+        .show_default();
+    flags.option("--pp", g_training.pp, "pipeline stages (0: every rank one stage)")
+        .check(course::count_in(0, 64))
+        .show_default();
+    flags.option("--micro-batches", g_training.micro_batches, "M: micro-batches per batch")
+        .check(course::count_in(1, 4096))
+        .show_default();
+    flags.option("--schedule", g_training.schedule, "the order of forwards and backwards")
+        .check(course::one_of(course::schedule_names()))
+        .show_default();
+    flags.option("--balance", g_training.balance, "cut the layers by parameters or measured time")
+        .check(course::one_of({"params", "time"}))
+        .show_default();
+    flags
+        .option("--receive-timeout", g_training.receive_timeout_s,
+                "seconds a stage waits for its neighbour before naming it (0: COURSE_TIMEOUT_S "
+                "or 120)")
+        .check(course::number_in(0, 86400))
+        .show_default();
+    flags.option("--bench-steps", g_bench.steps, "--bench: timed steps per row")
+        .check(course::count_in(1, 10000))
+        .show_default();
+    flags.option("--bench-width", g_bench.width, "--bench: hidden width")
+        .check(course::count_in(1, 65536))
+        .show_default();
+    flags.option("--csv", g_bench.csv_path, "--bench: CSV file").show_default();
+    flags
+        .option("--trace", g_bench.trace_prefix,
+                "--bench: timelines of M = 8 go to PREFIX_gpipe.svg/.json, PREFIX_1f1b...")
+        .show_default();
+  };
+  return course::run_driver(argc, argv, config, add_options, run_rank);
+}

@@ -1,0 +1,176 @@
+// pipeline_test.cpp: lesson 16: the executor over real ranks. GPipe and 1F1B at P = 2 and
+// 4 and 2 stages x 2 replicas end where one process on the whole batch ends after 20 SGD
+// steps (tcp and gloo, and a case whose activations are megabytes); the micro-batches each
+// schedule holds at once; a dead stage named by its neighbour (stage, rank, micro-batch in
+// flight) at once, a frozen one after the receive's timeout.
+//
+//   ./build/solutions/test_16 --gtest_filter='Pipeline*'
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "../collectives/group_factory.h"
+#include "device_mesh.h"
+#include "error.h"
+#include "harness.h"
+#include "pp_self_check.h"
+#include "pp_training.h"
+
+namespace course::test {
+namespace {
+
+void expect_equals_one_process(int stages, const std::string& backend, EquivalenceCase c) {
+  run_ranks(stages, [&](RankContext& ctx) {
+    auto group = make_group(backend, ctx);
+    for (const std::string& schedule : schedule_names()) {
+      c.schedule = schedule;
+      const double diff = compare_with_one_process(*group, c);
+      EXPECT_LE(diff, kPipelineTolerance) << schedule << " on " << stages << " stages, " << backend;
+    }
+  });
+}
+
+TEST(Pipeline, GpipeAndOneFOneBEqualOneProcessOnTwoStages) {
+  EquivalenceCase c;
+  c.micro_batches = 4;
+  expect_equals_one_process(2, "tcp", c);
+  c.micro_batches = 3;
+  c.micro_batch_rows = 5;
+  expect_equals_one_process(2, "gloo", c);
+}
+
+TEST(Pipeline, GpipeAndOneFOneBEqualOneProcessOnFourStages) {
+  EquivalenceCase c;
+  c.micro_batches = 8;
+  c.micro_batch_rows = 2;
+  expect_equals_one_process(4, "tcp", c);
+}
+
+TEST(Pipeline, MegabyteActivationsEqualOneProcess) {
+  // The cut falls after the 8192-wide layer: each activation and gradient message is
+  // 40 rows x 8192 floats = 1.25 MiB, more than a socket buffer holds.
+  EquivalenceCase c;
+  c.sizes = {16, 8192, 16, 10};
+  c.micro_batches = 3;
+  c.micro_batch_rows = 40;
+  c.steps = 3;
+  c.lr = 0.01f;
+  expect_equals_one_process(2, "tcp", c);
+}
+
+TEST(Pipeline, TwoStagesTimesTwoReplicasEqualOneProcess) {
+  // World rank = replica * 2 + stage; stage s's replicas {s, 2 + s} average gradients.
+  run_ranks(4, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    Subgroups world = make_subgroups("tcp", ctx);
+    const DeviceMesh mesh = init_device_mesh(world, {{"dp", 2}, {"pp", 2}});
+    ASSERT_EQ(mesh.coordinate("pp"), ctx.rank % 2);
+    EquivalenceCase c;
+    c.micro_batches = 3;
+    c.micro_batch_rows = 2;
+    for (const std::string& schedule : schedule_names()) {
+      c.schedule = schedule;
+      const double diff = compare_pp_dp_with_one_process(*group, *mesh.group("dp"), c);
+      EXPECT_LE(diff, kPipelineTolerance) << schedule << " on 2 stages x 2 replicas";
+    }
+  });
+}
+
+TEST(Pipeline, GpipeHoldsEveryMicroBatchAndOneFOneBAtMostPMinusS) {
+  run_ranks(4, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    const std::vector<int64_t> sizes = {20, 16, 16, 16, 16, 10};
+    const PipelineLayout layout = make_pipeline_layout(ctx.rank, 4, 4);
+    const std::vector<int> bounds = {0, 1, 2, 3, 5};
+    const int m = 8;
+    const int64_t rows = 3;
+    std::vector<float> x(static_cast<size_t>(m * rows * 20));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) / 17.0f;
+    std::vector<float> y(static_cast<size_t>(m * rows));
+    for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i % 10);
+    const Batch batch{Tensor::from_vector({m * rows, 20}, x), Tensor::from_vector({m * rows}, y)};
+    int64_t gpipe_bytes = 0;
+    for (const std::string& schedule : schedule_names()) {
+      StageRunner runner(*group, layout, sizes, 1, schedule, m, rows, bounds);
+      const StepStats st = runner.step(batch);
+      const int want = schedule == "gpipe" ? m : 4 - ctx.rank;
+      EXPECT_EQ(st.peak_in_flight, want) << schedule << " on stage " << ctx.rank;
+      const int64_t per_micro_batch = runner.stage().saved_bytes();
+      EXPECT_EQ(st.peak_saved_bytes, want * per_micro_batch) << schedule;
+      if (schedule == "gpipe") gpipe_bytes = st.peak_saved_bytes;
+      if (schedule == "1f1b" && ctx.rank == 0) {
+        EXPECT_EQ(st.peak_saved_bytes * m, gpipe_bytes * 4) << "stage 0: P / M of GPipe's";
+      }
+    }
+  });
+}
+
+TEST(Pipeline, ADeadStageIsNamedByItsNeighbourWithTheMicroBatchInFlight) {
+  RanksOptions options;
+  options.exceptions_fail = false;
+  const auto outcomes = run_ranks_collect(
+      3,
+      [](RankContext& ctx) {
+        auto group = make_group("tcp", ctx);
+        const std::vector<int64_t> sizes = {8, 8, 8, 4};
+        const PipelineLayout layout = make_pipeline_layout(ctx.rank, 3, 3);
+        StageRunner runner(*group, layout, sizes, 1, "1f1b", 2, 2, {0, 1, 2, 3});
+        if (ctx.rank == 2) std::_Exit(0);  // the last stage dies before its first action
+        const Batch batch{Tensor::full({4, 8}, 0.5f), Tensor::full({4}, 1.0f)};
+        try {
+          runner.step(batch);
+          ADD_FAILURE() << "stage " << ctx.rank << " finished a step without stage 2";
+        } catch (const NetworkError& e) {
+          if (ctx.rank == 1) {
+            const std::string what = e.detail();
+            EXPECT_NE(what.find("stage 1 (rank 1) in "), std::string::npos) << what;
+            EXPECT_NE(what.find("micro-batch"), std::string::npos) << what;
+            EXPECT_NE(what.find("from stage 2 (rank 2)"), std::string::npos) << what;
+          }
+        }
+      },
+      options);
+  ASSERT_EQ(outcomes.size(), 3u);
+  // Stage 1 ended its body on its own, having checked the error it caught.
+  EXPECT_FALSE(outcomes[1].timed_out);
+  EXPECT_EQ(outcomes[1].signal, 0) << outcomes[1].message;
+  EXPECT_EQ(outcomes[1].exit_code, 0) << outcomes[1].message;
+}
+
+TEST(Pipeline, AFrozenStageIsNamedAfterTheReceiveTimeout) {
+  RanksOptions options;
+  options.exceptions_fail = false;
+  options.timeout = std::chrono::seconds(5);  // then the harness kills the frozen rank
+  const auto outcomes = run_ranks_collect(
+      3,
+      [](RankContext& ctx) {
+        auto group = make_group("tcp", ctx);
+        const std::vector<int64_t> sizes = {8, 8, 8, 4};
+        const PipelineLayout layout = make_pipeline_layout(ctx.rank, 3, 3);
+        StageRunner runner(*group, layout, sizes, 1, "gpipe", 2, 2, {0, 1, 2, 3});
+        runner.executor().set_receive_timeout(std::chrono::milliseconds(1500));
+        if (ctx.rank == 2) std::raise(SIGSTOP);  // frozen, as under a debugger
+        const Batch batch{Tensor::full({4, 8}, 0.5f), Tensor::full({4}, 1.0f)};
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          runner.step(batch);
+          ADD_FAILURE() << "stage " << ctx.rank << " finished a step without stage 2";
+        } catch (const NetworkError& e) {
+          if (ctx.rank == 1) {
+            const std::string what = e.detail();
+            EXPECT_NE(what.find("stage 1 (rank 1) in B0"), std::string::npos) << what;
+            EXPECT_NE(what.find("from stage 2 (rank 2)"), std::string::npos) << what;
+            EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+          }
+        }
+      },
+      options);
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[1].signal, 0) << outcomes[1].message;
+  EXPECT_EQ(outcomes[1].exit_code, 0) << outcomes[1].message;
+}
+
+}  // namespace
+}  // namespace course::test
