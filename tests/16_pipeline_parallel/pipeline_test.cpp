@@ -168,6 +168,9 @@ TEST(Pipeline, AFrozenStageIsNamedAfterTheReceiveTimeout) {
       },
       options);
   ASSERT_EQ(outcomes.size(), 3u);
+  for (const RankOutcome& o : outcomes) {  // a stub reached first: that is the cause
+    if (o.message.find("not implemented") != std::string::npos) FAIL() << o.message;
+  }
   EXPECT_EQ(outcomes[1].signal, 0) << outcomes[1].message;
   EXPECT_EQ(outcomes[1].exit_code, 0) << outcomes[1].message;
 }
