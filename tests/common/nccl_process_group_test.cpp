@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/nccl_skip.h"
 #include "error.h"
 #include "process_group_factory.h"
 #include "store.h"
@@ -26,6 +27,8 @@
 namespace course {
 namespace {
 
+using test::build_has_nccl;
+
 using namespace std::chrono_literals;
 
 const std::string kToken = "nccl-test-token";
@@ -33,17 +36,6 @@ const std::string kToken = "nccl-test-token";
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
-
-bool build_has_nccl() {
-  for (const std::string& b : backend_choices()) {
-    if (b == "nccl") return true;
-  }
-  return false;
-}
-
-#define SKIP_WITHOUT_NCCL_GPU()                                     \
-  if (!cuda_available()) GTEST_SKIP() << "skipped: no CUDA device"; \
-  if (!build_has_nccl()) GTEST_SKIP() << "skipped: this build has no NCCL"
 
 // ---- on the CPU -------------------------------------------------------------------------
 

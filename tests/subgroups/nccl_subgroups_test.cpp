@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/nccl_skip.h"
 #include "device_mesh.h"
 #include "group_checks.h"
 #include "process_group_factory.h"
@@ -27,17 +28,6 @@ namespace {
 using namespace std::chrono_literals;
 
 const std::string kToken = "nccl-subgroups-token";
-
-bool build_has_nccl() {
-  for (const std::string& b : backend_choices()) {
-    if (b == "nccl") return true;
-  }
-  return false;
-}
-
-#define SKIP_WITHOUT_NCCL_GPU()                                     \
-  if (!cuda_available()) GTEST_SKIP() << "skipped: no CUDA device"; \
-  if (!build_has_nccl()) GTEST_SKIP() << "skipped: this build has no NCCL"
 
 // Runs body(world_groups, rank) on `world` threads over one store; rank r's groups live on
 // GPU r % gpus.
