@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "../support/driver_env.h"
 #include "collective_monitor.h"
 #include "driver.h"
 #include "error.h"
@@ -38,12 +39,7 @@ bool is_stopped(const std::string& pid) {
 // asking the frozen store for a TODO: about 50 s in all behind a 30 s socket timeout.
 TEST(DriverFrozen, AFrozenRankZeroIsNamedOneGraceAfterTheTimeout) {
   test::run_ranks(2, [](test::RankContext& ctx) {
-    if (ctx.rank == 0) ctx.store().set("port", std::to_string(find_free_port()));
-    ::setenv("RANK", std::to_string(ctx.rank).c_str(), 1);
-    ::setenv("WORLD_SIZE", "2", 1);
-    ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-    ::setenv("MASTER_PORT", ctx.store().get("port").c_str(), 1);
-    ::setenv("COURSE_JOB_TOKEN", ctx.token.c_str(), 1);
+    test::set_driver_env(ctx);
     DriverConfig config;
     config.name = "lesson99";
     config.title = "a frozen rank 0";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/driver_env.h"
 #include "driver.h"
 #include "flags.h"
 #include "harness.h"
@@ -99,12 +100,7 @@ TEST(FlagsAcrossRanks, EveryRankNamesTheFlagItsValuesAndTheirRanks) {
 // stop at start-up with a usage error, on every rank, before the lesson runs.
 TEST(FlagsAcrossRanks, ADriverStopsRanksStartedWithDifferentFlags) {
   test::run_ranks(2, [](test::RankContext& ctx) {
-    if (ctx.rank == 0) ctx.store().set("port", std::to_string(find_free_port()));
-    ::setenv("RANK", std::to_string(ctx.rank).c_str(), 1);
-    ::setenv("WORLD_SIZE", "2", 1);
-    ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-    ::setenv("MASTER_PORT", ctx.store().get("port").c_str(), 1);
-    ::setenv("COURSE_JOB_TOKEN", ctx.token.c_str(), 1);
+    test::set_driver_env(ctx);
     DriverConfig config;
     config.name = "lesson99";
     config.title = "flags across ranks";
