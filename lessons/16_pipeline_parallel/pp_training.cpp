@@ -146,7 +146,9 @@ double compare_replicas_with_one_process(ProcessGroup& group, ProcessGroup* dp_g
   }
   std::vector<float> worst = {0.0f};
   const auto whole_params = whole->named_parameters();
-  for (const auto& [name, p] : runner.stage().named_parameters()) {
+  for (const auto& named : runner.stage().named_parameters()) {
+    const std::string& name = named.first;
+    const auto& p = named.second;
     const auto it = std::find_if(whole_params.begin(), whole_params.end(),
                                  [&](const auto& np) { return np.first == name; });
     if (it == whole_params.end())

@@ -332,7 +332,7 @@ TEST(TpGrid, RanksAreLaidOutTpInnerAndBadSizesNameBothNumbers) {
   EXPECT_EQ(g.dp_index, 2);
   const std::string not_dividing = tp_usage_problem(4, 3, 128);
   EXPECT_NE(not_dividing.find("--tp 3"), std::string::npos) << not_dividing;
-  EXPECT_NE(not_dividing.find("4"), std::string::npos) << not_dividing;
+  EXPECT_NE(not_dividing.find('4'), std::string::npos) << not_dividing;
   const std::string hidden = tp_usage_problem(8, 8, 9);  // fc1: 36 features
   EXPECT_NE(hidden.find("--hidden 9"), std::string::npos) << hidden;
   EXPECT_NE(hidden.find("--tp 8"), std::string::npos) << hidden;

@@ -124,7 +124,7 @@ TEST(Pipeline, ADeadStageIsNamedByItsNeighbourWithTheMicroBatchInFlight) {
           ADD_FAILURE() << "stage " << ctx.rank << " finished a step without stage 2";
         } catch (const NetworkError& e) {
           if (ctx.rank == 1) {
-            const std::string what = e.detail();
+            const std::string& what = e.detail();
             EXPECT_NE(what.find("stage 1 (rank 1) in "), std::string::npos) << what;
             EXPECT_NE(what.find("micro-batch"), std::string::npos) << what;
             EXPECT_NE(what.find("from stage 2 (rank 2)"), std::string::npos) << what;
@@ -159,7 +159,7 @@ TEST(Pipeline, AFrozenStageIsNamedAfterTheReceiveTimeout) {
           ADD_FAILURE() << "stage " << ctx.rank << " finished a step without stage 2";
         } catch (const NetworkError& e) {
           if (ctx.rank == 1) {
-            const std::string what = e.detail();
+            const std::string& what = e.detail();
             EXPECT_NE(what.find("stage 1 (rank 1) in B0"), std::string::npos) << what;
             EXPECT_NE(what.find("from stage 2 (rank 2)"), std::string::npos) << what;
             EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
