@@ -79,7 +79,7 @@ std::string check_checker() {
     return "check_schedule accepted a schedule that deadlocks (stage 0: F0 B0 F1 B1, stage 1: "
            "F0 F1 B0 B1)";
   } catch (const ScheduleError& e) {
-    const std::string what = e.detail();
+    const std::string& what = e.detail();
     if (what.find("deadlock") == std::string::npos || what.find("stage 1") == std::string::npos ||
         what.find("F1") == std::string::npos) {
       return "check_schedule refused the deadlocking schedule without naming the deadlock, "
