@@ -203,8 +203,14 @@ Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, Pro
                               std::ostream& out) {
   const PipelineLayout layout = make_pipeline_layout(group.rank(), group.size(), o.pp);
   const DdpData data = load_ddp_data(o);
+  const int64_t examples = data.train.size();
+  if (examples == 0) {
+    throw ConfigError(
+        "rank " + std::to_string(group.rank()) +
+        ": no training examples to cut into micro-batches (check --data and --limit)");
+  }
   const std::vector<int64_t> sizes =
-      model_sizes(o.hidden, data.train.inputs.numel() / data.train.size(), data.train.classes);
+      model_sizes(o.hidden, data.train.inputs.numel() / examples, data.train.classes);
   const int64_t replica_batch = o.batch_size / layout.replicas;
   const int64_t rows = replica_batch / o.micro_batches;
   std::vector<double> costs = layer_parameter_counts(sizes);
