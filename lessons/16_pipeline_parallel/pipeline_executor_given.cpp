@@ -86,19 +86,43 @@ StepStats PipelineExecutor::run_step(const StageSchedule& actions,
   saved_bytes_live_ = 0;
   live_ = 0;
   for (const Action& a : actions) {
-    switch (a.kind) {
-      case ActionKind::recv_f:
-      case ActionKind::recv_b:
-        post_receive(a);
-        break;
-      case ActionKind::send_f:
-      case ActionKind::send_b:
-        send_action(a);
-        break;
-      case ActionKind::forward:
-      case ActionKind::backward:
-        compute(a);
-        break;
+    try {
+      switch (a.kind) {
+        case ActionKind::recv_f:
+        case ActionKind::recv_b:
+          post_receive(a);
+          break;
+        case ActionKind::send_f:
+        case ActionKind::send_b:
+          send_action(a);
+          break;
+        case ActionKind::forward:
+        case ActionKind::backward:
+          compute(a);
+          break;
+      }
+    } catch (const NetworkError& e) {
+      // A receive's wait names its action and peer already (wait_receive); any other call
+      // that fails (a send, or a post after the group aborted on a neighbour's death) is
+      // named here the same way: this stage, the action, its micro-batch and the peer.
+      if (e.detail().rfind("stage ", 0) == 0) throw;
+      const bool towards_next = a.kind == ActionKind::send_f || a.kind == ActionKind::recv_b ||
+                                a.kind == ActionKind::backward;
+      const bool sending = a.kind == ActionKind::send_f || a.kind == ActionKind::send_b;
+      const std::string what =
+          where(a) + " (micro-batch " + std::to_string(a.micro_batch) + ") " +
+          (sending ? "to" : "from") + " stage " +
+          std::to_string(placement_.stage + (towards_next ? 1 : -1)) + " (rank " +
+          std::to_string(towards_next ? placement_.next_rank : placement_.prev_rank) + "): ";
+      try {
+        throw;
+      } catch (const PeerClosedError&) {
+        throw PeerClosedError(what + e.detail());
+      } catch (const TimeoutError&) {
+        throw TimeoutError(what + e.detail());
+      } catch (const NetworkError&) {
+        throw NetworkError(what + e.detail());
+      }
     }
   }
   // The sends' buffers may go only once the bytes have left.
