@@ -13,7 +13,13 @@
 # (RANK = NODE_RANK, WORLD_SIZE = NNODES, LOCAL_RANK 0, MASTER_ADDR = node 0's address,
 # MASTER_PORT), COURSE_ADVERTISE_ADDR (its own address, for the course's mesh) and
 # GLOO_SOCKET_IFNAME (its interface, for Gloo and PyTorch). A course driver that sees RANK
-# is one rank. Output lines are prefixed with "[node i] "; the exit status is the first
+# is one rank. The nodes share this machine's cores, so each gets what the course's
+# launcher gives its ranks (common/runtime/launcher.h), unless already set: one BLAS and
+# OpenMP thread (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) and OpenBLAS's kernels named from
+# the CPU's features (OPENBLAS_CORETYPE, the rule of blas_coretype_for_cpu in env.h).
+# Without them a rank's compute is several times slower than the same rank launched by
+# a driver: two BLAS threads per rank fight over the cores, and on a virtual CPU OpenBLAS
+# falls back to its SSE3 kernels. Output lines are prefixed with "[node i] "; the exit status is the first
 # node's that failed, else 0.
 #
 # The picture, for --nodes 3 (each node's link shaped in both directions, as a NIC on a
@@ -147,6 +153,16 @@ echo "shaped_link: $nodes nodes ($net.1-$nodes), each link $rate both ways${dela
      "(kernel tbf on veth pairs through a bridge); master $net.1:$port"
 [ -z "$delay_note" ] || echo "shaped_link: $delay_note"
 
+# OPENBLAS_CORETYPE as blas_coretype_for_cpu() (common/runtime/env.cpp) picks it:
+# SkylakeX with AVX-512 F, CD, BW, DQ and VL; Haswell with AVX2 and FMA; else OpenBLAS's own.
+coretype=${OPENBLAS_CORETYPE:-}
+if [ -z "$coretype" ]; then
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+  has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
+  if has avx512f avx512cd avx512bw avx512dq avx512vl; then coretype=SkylakeX
+  elif has avx2 fma; then coretype=Haswell; fi
+fi
+
 for ((i = 0; i < nodes; i++)); do
   # Each node in a session and process group of its own (setsid: the job's background
   # processes are not group leaders, so setsid does not fork and $! is the group), its
@@ -154,6 +170,8 @@ for ((i = 0; i < nodes; i++)); do
   setsid ip netns exec "$tag-$i" env NODE_RANK="$i" NNODES="$nodes" RANK="$i" WORLD_SIZE="$nodes" \
     LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR="$net.1" MASTER_PORT="$port" \
     COURSE_ADVERTISE_ADDR="$net.$((i + 1))" GLOO_SOCKET_IFNAME="cl$i" \
+    OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
+    ${coretype:+OPENBLAS_CORETYPE="$coretype"} \
     bash -c 'set -o pipefail; "$@" 2>&1 | sed -u "s/^/[node $NODE_RANK] /"' node "$@" </dev/null &
   pids+=($!)
   node_of[$!]=$i

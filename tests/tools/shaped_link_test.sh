@@ -70,6 +70,23 @@ code=$?
   [ "$(grep -c "qdisc tbf .* rate 1Gbit" <<<"$out")" -eq 2 ]
 check "two nodes: ranks, addresses, interfaces, tbf at the rate" $? "exit $code: $out"
 
+# Each node gets the rank environment of the course's launcher (threads, OpenBLAS's
+# kernels): compared with what a built `launch` gives its one rank, where there is one.
+env_line='echo "env ${OMP_NUM_THREADS:-unset} ${OPENBLAS_NUM_THREADS:-unset} ${OPENBLAS_CORETYPE:-unset}"'
+out=$(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_CORETYPE \
+      timeout 60 "$tool" -- bash -c "$env_line" 2>&1)
+code=$?
+launcher=$(ls build/*/launch 2>/dev/null | head -1)
+if [ -n "$launcher" ]; then
+  want=$(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_CORETYPE \
+         timeout 30 "$launcher" --np 1 --no-prefix -- bash -c "$env_line" 2>&1)
+else
+  want="env 1 1 "  # no built launcher to ask: the thread counts at least
+fi
+[ "$code" -eq 0 ] && [ "$(grep -c "^\[node [01]\] $want" <<<"$out")" -eq 2 ]
+check "two nodes: the launcher's rank environment (${want#env }${launcher:+, from $launcher})" $? \
+  "exit $code: $out"
+
 # Bytes between nodes cross the shaped link: 4 MB at 100 Mbit/s. tbf lets its burst (512
 # KiB) through at once and the rest at the rate: at least (4e6 - 524288) * 8 / 1e8 = 0.278 s,
 # where the unshaped veth pair takes a few milliseconds.
