@@ -22,7 +22,9 @@ def step_times(path):
         rows = list(csv.DictReader(f))
     if not rows or "mode" not in rows[0] or "step(ms)" not in rows[0]:
         sys.exit(f"link_agreement: {path} is not a lesson 10 bench CSV (columns mode, step(ms))")
-    return {r["mode"]: float(r["step(ms)"]) for r in rows if r["step(ms)"] not in ("", "-")}
+    # The table ends with a "# ..." summary line, which is no row.
+    return {r["mode"]: float(r["step(ms)"]) for r in rows
+            if not r["mode"].startswith("#") and r["step(ms)"] not in (None, "", "-")}
 
 
 def main():

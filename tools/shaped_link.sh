@@ -4,7 +4,7 @@
 # netem's delay where the kernel has it). Every byte between nodes crosses a real, shaped
 # link, whatever program sends it: the course's drivers, Gloo, PyTorch.
 #
-#   tools/shaped_link.sh [--rate 10gbit] [--delay 50us] [--nodes 2] [--port P] -- COMMAND...
+#   tools/shaped_link.sh [--rate 10gbit] [--delay 50us] [--burst 512kb] [--nodes 2] [--port P] -- COMMAND...
 #
 #   sudo tools/shaped_link.sh --rate 1gbit -- build/solutions/lesson10 --bench
 #   sudo tools/shaped_link.sh --rate 10gbit -- python3 tools/torch_ddp_bench.py
@@ -40,19 +40,21 @@
 set -u
 
 usage() {
-  echo "usage: tools/shaped_link.sh [--rate 10gbit] [--delay 50us] [--nodes N] [--port P] -- COMMAND..." >&2
+  echo "usage: tools/shaped_link.sh [--rate 10gbit] [--delay 50us] [--burst 512kb] [--nodes N] [--port P] -- COMMAND..." >&2
   echo "shaped_link: $1" >&2
   exit 64
 }
 
 rate=10gbit
 delay=""
+burst=512kb
 nodes=2
 port=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rate) [ $# -ge 2 ] || usage "--rate needs a value"; rate=$2; shift 2 ;;
     --delay) [ $# -ge 2 ] || usage "--delay needs a value"; delay=$2; shift 2 ;;
+    --burst) [ $# -ge 2 ] || usage "--burst needs a value"; burst=$2; shift 2 ;;
     --nodes) [ $# -ge 2 ] || usage "--nodes needs a value"; nodes=$2; shift 2 ;;
     --port) [ $# -ge 2 ] || usage "--port needs a value"; port=$2; shift 2 ;;
     --) shift; break ;;
@@ -64,6 +66,8 @@ done
   usage "--rate '$rate' is not a rate: a number with bit, kbit, mbit or gbit (per second), e.g. 10gbit"
 [ -z "$delay" ] || [[ "$delay" =~ ^[0-9]+(\.[0-9]+)?(us|ms)$ ]] ||
   usage "--delay '$delay' is not a delay: a number with us or ms, e.g. 50us"
+[[ "$burst" =~ ^[0-9]+(k|m)?b$ ]] ||
+  usage "--burst '$burst' is not a size: a number with b, kb or mb, e.g. 512kb"
 [[ "$nodes" =~ ^[0-9]+$ ]] && [ "$nodes" -ge 2 ] && [ "$nodes" -le 16 ] ||
   usage "--nodes '$nodes' is not a count from 2 to 16"
 [ -z "$port" ] || { [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1024 ] && [ "$port" -le 65535 ]; } ||
@@ -131,7 +135,7 @@ shape() {
     fi
   fi
   # shellcheck disable=SC2086
-  ip netns exec "$ns" tc qdisc add dev "$dev" $parent tbf rate "$rate" burst 512kb latency 100ms ||
+  ip netns exec "$ns" tc qdisc add dev "$dev" $parent tbf rate "$rate" burst "$burst" latency 100ms ||
     fail "the kernel has no tbf qdisc, or refused rate $rate (tried: tbf)"
 }
 

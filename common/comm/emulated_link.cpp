@@ -14,7 +14,14 @@ size_t LinkPacer::reserve(size_t bytes, bool new_message, Clock::time_point now)
   // chunks follow each other on the wire however late the sender wakes up to hand them on
   // (a late sender then hands the chunks that are due at once, and the message still
   // takes its wire time in all). A new message starts when the wire is free, or now.
-  const Clock::time_point start = chained_ ? free_at_ : std::max(now, free_at_);
+  //
+  // With a burst (a shaper's token bucket, link_spec.h), the wire's clock may lag `now` by
+  // up to the time the bucket takes to fill: the idle time before a new message is paid
+  // back up to that much, so after an idle spell a message of up to `burst` bytes is due
+  // at once, and a stream of messages still averages the bandwidth.
+  const auto refund = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+      static_cast<double>(spec_.burst_bytes) * 8.0 / spec_.bits_per_second));
+  const Clock::time_point start = chained_ ? free_at_ : std::max(now - refund, free_at_);
   const double seconds = (new_message ? spec_.latency_s : 0.0) +
                          static_cast<double>(chunk) * 8.0 / spec_.bits_per_second;
   free_at_ =

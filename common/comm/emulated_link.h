@@ -14,6 +14,12 @@
 // and a message larger than kPaceChunk leaves chunk by chunk, each chunk when the wire has
 // carried it (the receiver sees the bytes at the wire's pace).
 //
+// A third figure makes the link a traffic shaper's instead of a wire's, `1gbit,0us,512kb`:
+// a token bucket of 512 KiB, as the kernel's tbf qdisc has (tools/shaped_link.sh). An idle
+// wire then banks its idle time, up to the bucket's fill time, and spends it on the next
+// messages: short gaps between messages cost nothing, which a wire's idle time never
+// gives back. `make bench-link` uses it to compare the pacing with tbf on equal terms.
+//
 // Where it sits: SocketStream (byte_stream.h) paces its sends, so everything that rides
 // on the course's tcp transport is paced: lesson 02's messages, the rings of lesson 05,
 // the process groups of lessons 09-11. Shared memory (lesson 12) is not paced: it stands
@@ -47,11 +53,12 @@ class LinkPacer {
   const LinkSpec& spec() const { return spec_; }
 
   /// Reserves the wire for the next chunk of at most `bytes` bytes (kPaceChunk at most),
-  /// starting when the wire is free or now, whichever is later; `new_message` adds the
-  /// latency. A chunk that continues a message starts the moment the previous one was
-  /// done, however late the sender comes back (the message sat in the NIC's queue), so a
-  /// message takes its wire time whatever the sender's wake-ups. Returns the chunk's
-  /// size; ready_at() says when it has crossed the wire and may be handed to the socket.
+  /// starting when the wire is free or now, whichever is later (or up to the burst's fill
+  /// time before now, with a burst); `new_message` adds the latency. A chunk that continues a
+  /// message starts the moment the previous one was done, however late the sender comes back (the
+  /// message sat in the NIC's queue), so a message takes its wire time whatever the sender's
+  /// wake-ups. Returns the chunk's size; ready_at() says when it has crossed the wire and may be
+  /// handed to the socket.
   size_t reserve(size_t bytes, bool new_message, Clock::time_point now);
   /// When the reserved chunk has crossed the wire.
   Clock::time_point ready_at() const { return free_at_; }

@@ -207,9 +207,10 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   if (config.has_bench) flags.flag("--bench", args.bench, "run the benchmark");
   if (config.has_link) {
     flags
-        .option("--link", args.link,
-                "emulate a cluster link on the tcp transport: <bandwidth>[,<latency>], e.g. "
-                "10gbit,20us (the same as COURSE_LINK; sends are paced, the sender sleeps)")
+        .option(
+            "--link", args.link,
+            "emulate a cluster link on the tcp transport: <bandwidth>[,<latency>[,<burst>]], e.g. "
+            "10gbit,20us (the same as COURSE_LINK; sends are paced, the sender sleeps)")
         .check(FlagCheck{"LINK", [](const std::string& text) {
                            try {
                              parse_link(text);

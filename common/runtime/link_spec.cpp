@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <vector>
 
 #include "env.h"
 #include "error.h"
@@ -14,8 +15,9 @@ namespace course {
 namespace {
 
 constexpr const char* kForms =
-    "expected <bandwidth>[,<latency>], e.g. 10gbit,20us or 1gbit,50us or 100mbit,1ms: "
-    "bandwidth in gbit, mbit or kbit (per second), latency in ns, us or ms; none for no "
+    "expected <bandwidth>[,<latency>[,<burst>]], e.g. 10gbit,20us or 1gbit,50us or "
+    "100mbit,1ms or 1gbit,0us,512kb: bandwidth in gbit, mbit or kbit (per second), latency "
+    "in ns, us or ms, burst in b, kb or mb (as tc's: 1kb = 1024 bytes); none for no "
     "emulated link";
 
 std::string lower_trimmed(const std::string& s) {
@@ -76,6 +78,24 @@ double parse_latency(const std::string& label, const std::string& part) {
   return value * scale;
 }
 
+size_t parse_burst(const std::string& label, const std::string& part) {
+  double value = 0;
+  std::string unit;
+  if (!split_number(part, value, unit)) bad(label, "'" + part + "' is not a burst");
+  double scale = 0;
+  if (unit == "b") scale = 1;
+  if (unit == "kb" || unit == "kib") scale = 1024;
+  if (unit == "mb" || unit == "mib") scale = 1024.0 * 1024;
+  if (scale == 0) {
+    bad(label, unit.empty() ? "the burst '" + part + "' has no unit"
+                            : "unknown burst unit '" + unit + "'");
+  }
+  if (value < 0 || value * scale > 1024.0 * 1024 * 1024) {
+    bad(label, "the burst must be from 0 to 1024mb");
+  }
+  return static_cast<size_t>(std::llround(value * scale));
+}
+
 std::string figure(double value) {
   std::ostringstream out;
   out << value;
@@ -86,13 +106,19 @@ LinkSpec parse_link_from(const std::string& text, const std::string& source) {
   const std::string label = source + " '" + text + "'";
   const std::string s = lower_trimmed(text);
   if (s.empty() || s == "none" || s == "off") return {};
-  const size_t comma = s.find(',');
-  if (comma != std::string::npos && s.find(',', comma + 1) != std::string::npos) {
-    bad(label, "more than two parts");
+  std::vector<std::string> parts(1);
+  for (char c : s) {
+    if (c == ',') {
+      parts.emplace_back();
+    } else {
+      parts.back() += c;
+    }
   }
+  if (parts.size() > 3) bad(label, "more than three parts");
   LinkSpec spec;
-  spec.bits_per_second = parse_bandwidth(label, s.substr(0, comma));
-  if (comma != std::string::npos) spec.latency_s = parse_latency(label, s.substr(comma + 1));
+  spec.bits_per_second = parse_bandwidth(label, parts[0]);
+  if (parts.size() > 1) spec.latency_s = parse_latency(label, parts[1]);
+  if (parts.size() > 2) spec.burst_bytes = parse_burst(label, parts[2]);
   return spec;
 }
 
@@ -109,7 +135,13 @@ std::string LinkSpec::describe() const {
   const std::string bw = b >= 1e9   ? figure(b / 1e9) + " Gbit/s"
                          : b >= 1e6 ? figure(b / 1e6) + " Mbit/s"
                                     : figure(b / 1e3) + " kbit/s";
-  return "emulated " + bw + ", " + figure(latency_s * 1e6) + " us per message";
+  std::string text = "emulated " + bw + ", " + figure(latency_s * 1e6) + " us per message";
+  if (burst_bytes > 0) {
+    text += burst_bytes % 1024 == 0
+                ? ", " + figure(static_cast<double>(burst_bytes / 1024)) + " KiB burst"
+                : ", " + figure(static_cast<double>(burst_bytes)) + " B burst";
+  }
+  return text;
 }
 
 LinkSpec parse_link(const std::string& text) {

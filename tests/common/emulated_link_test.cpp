@@ -45,6 +45,12 @@ TEST(EmulatedLink, ParsesBandwidthAndLatencyUnits) {
   EXPECT_EQ(parse_link("10gbit,20us").describe(), "emulated 10 Gbit/s, 20 us per message");
   EXPECT_EQ(parse_link("1gbit").describe(), "emulated 1 Gbit/s, 0 us per message");
   EXPECT_EQ(parse_link("none").describe(), "loopback (no emulated link)");
+  const LinkSpec shaper = parse_link("1gbit,0us,512kb");
+  EXPECT_EQ(shaper.burst_bytes, 512u * 1024);
+  EXPECT_EQ(parse_link("1gbit,5us,1.5MB").burst_bytes, 3u * 512 * 1024);
+  EXPECT_EQ(parse_link("1gbit,5us,100b").burst_bytes, 100u);
+  EXPECT_EQ(parse_link("1gbit,5us").burst_bytes, 0u);
+  EXPECT_EQ(shaper.describe(), "emulated 1 Gbit/s, 0 us per message, 512 KiB burst");
   // 16 MiB over 1 Gbit/s: 134.2 ms, plus the latency once.
   EXPECT_NEAR(parse_link("1gbit,1ms").wire_seconds(16u << 20), 0.134218 + 0.001, 1e-6);
 }
@@ -52,7 +58,8 @@ TEST(EmulatedLink, ParsesBandwidthAndLatencyUnits) {
 TEST(EmulatedLink, RejectsMalformedStringsSayingWhatIsExpected) {
   for (const char* bad :
        {"10", "10gb", "fast", "gbit", "10gbit,20", "10gbit,20s", "0gbit", "-1gbit", "10gbit,-5us",
-        "10gbit,20us,3", "10gbit,", ",20us", "1e999gbit"}) {
+        "10gbit,20us,3", "10gbit,", ",20us", "1e999gbit", "10gbit,20us,512kbit", "10gbit,20us,-1kb",
+        "10gbit,20us,2048mb", "10gbit,20us,1kb,2"}) {
     try {
       parse_link(bad);
       ADD_FAILURE() << "'" << bad << "' was accepted";
@@ -62,6 +69,48 @@ TEST(EmulatedLink, RejectsMalformedStringsSayingWhatIsExpected) {
       EXPECT_NE(message.find("e.g. 10gbit,20us"), std::string::npos) << message;
     }
   }
+}
+
+// The pacer's clock alone, on made-up times: a wire gives no idle time back; a shaper's
+// bucket gives back up to its fill time, so after an idle spell a message within the burst
+// is due at once, a larger one pays only for what is past the burst, and back to back
+// messages still average the bandwidth.
+TEST(EmulatedLink, BurstBanksIdleTimeUpToTheBucketAndNoMore) {
+  using std::chrono::duration_cast;
+  const auto us = [](LinkPacer::Clock::duration d) {
+    return duration_cast<std::chrono::duration<double, std::micro>>(d).count();
+  };
+  const LinkPacer::Clock::time_point t0{std::chrono::seconds(100)};
+  // 1 Gbit/s: 1000 bytes are 8 us; the bucket (64000 bytes) fills in 512 us.
+  LinkPacer wire(parse_link("1gbit"));
+  LinkPacer shaper(parse_link("1gbit,0us,64000b"));
+  for (LinkPacer* p : {&wire, &shaper}) p->reserve(1000, true, t0);  // first use
+  // 10 ms idle, then 32000 bytes: the wire takes 256 us from now; the shaper's bucket is
+  // full, so they are due now (the wire's clock lags by the unspent 256 us).
+  const auto t1 = t0 + std::chrono::milliseconds(10);
+  wire.sent(1000), shaper.sent(1000);
+  wire.reserve(32000, true, t1);
+  shaper.reserve(32000, true, t1);
+  EXPECT_NEAR(us(wire.ready_at() - t1), 256, 0.01);
+  EXPECT_NEAR(us(shaper.ready_at() - t1), -256, 0.01);
+  // At once, 64000 bytes more: the bucket holds 32000, so the shaper pays for the rest
+  // (256 us); the wire queues behind the first message (256 + 512 us).
+  wire.sent(32000), shaper.sent(32000);
+  wire.reserve(64000, true, t1);
+  shaper.reserve(64000, true, t1);
+  EXPECT_NEAR(us(wire.ready_at() - t1), 768, 0.01);
+  EXPECT_NEAR(us(shaper.ready_at() - t1), 256, 0.01);
+  // Back to back from then on: the bucket is empty, each 64000 bytes take their 512 us.
+  for (int i = 0; i < 10; ++i) {
+    shaper.sent(64000);
+    shaper.reserve(64000, true, shaper.ready_at());
+  }
+  EXPECT_NEAR(us(shaper.ready_at() - t1), 256 + 10 * 512, 0.01);
+  // A gap shorter than the fill time is banked only as long as it lasted.
+  const auto gap_end = shaper.ready_at() + std::chrono::microseconds(100);
+  shaper.sent(64000);
+  shaper.reserve(64000, true, gap_end);
+  EXPECT_NEAR(us(shaper.ready_at() - gap_end), 512 - 100, 0.01);
 }
 
 /// Both ends of one loopback connection, the sending end paced on `link`.
