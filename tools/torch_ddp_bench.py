@@ -8,7 +8,7 @@ Two processes (torch.multiprocessing), the gloo backend over loopback, one threa
 the bench model of lesson 10 (MLP 784 -> 2048 x 4 -> 10), synthetic inputs, SGD. Rows, as in
 lesson 10's table: compute only (DDP's backward under no_sync, nothing sent), naive (every
 gradient all-reduced after backward, one call per parameter), and DDP with its default
-buckets (25 MiB cap). The timed steps are interleaved round by round, and each row is the
+buckets (25 MiB cap), or one DDP row per cap of --bucket-caps. The timed steps are interleaved round by round, and each row is the
 median of the slowest rank, as in lesson 10.
 
     python3 tools/torch_ddp_bench.py --compare --np 2 --sizes 784,512,512,10 --global-batch 256
@@ -43,30 +43,26 @@ def run(rank, world, args, port):
     dist.init_process_group("gloo", rank=rank, world_size=world)
 
     def make_model():
-        torch.manual_seed(1)
-        layers, width = [], 784
-        for _ in range(args.layers):
-            layers += [nn.Linear(width, args.hidden), nn.ReLU()]
-            width = args.hidden
-        layers.append(nn.Linear(width, 10))
-        return nn.Sequential(*layers)
+        return bench_mlp(args.hidden, args.layers)
 
-    torch.manual_seed(100 + rank)
-    x = torch.randn(args.batch, 784)
-    y = torch.randint(0, 10, (args.batch,))
+    x, y = bench_batch(args.batch, rank)
     loss_fn = nn.CrossEntropyLoss()
 
     rows = {}
     ddp_compute = nn.parallel.DistributedDataParallel(make_model())
-    ddp_default = nn.parallel.DistributedDataParallel(make_model())
     naive = make_model()
     for p in naive.parameters():
         dist.broadcast(p.data, 0)
     opts = {
         "compute only (no_sync)": torch.optim.SGD(ddp_compute.parameters(), lr=1e-3),
         "naive per-param": torch.optim.SGD(naive.parameters(), lr=1e-3),
-        "DDP default buckets": torch.optim.SGD(ddp_default.parameters(), lr=1e-3),
     }
+    # One DDP per bucket cap (torch's first bucket stays at its 1 MiB, as the course's).
+    ddps = {}
+    for cap in args.bucket_caps:
+        name = "DDP default buckets" if cap == 25 else f"DDP {cap:g} MiB buckets"
+        ddps[name] = nn.parallel.DistributedDataParallel(make_model(), bucket_cap_mb=cap)
+        opts[name] = torch.optim.SGD(ddps[name].parameters(), lr=1e-3)
 
     def step_compute():
         opt = opts["compute only (no_sync)"]
@@ -84,14 +80,14 @@ def run(rank, world, args, port):
             p.grad /= world
         opt.step()
 
-    def step_ddp():
-        opt = opts["DDP default buckets"]
+    def step_ddp(name):
+        opt = opts[name]
         opt.zero_grad()
-        loss_fn(ddp_default(x), y).backward()
+        loss_fn(ddps[name](x), y).backward()
         opt.step()
 
-    steps = [("compute only (no_sync)", step_compute), ("naive per-param", step_naive),
-             ("DDP default buckets", step_ddp)]
+    steps = [("compute only (no_sync)", step_compute), ("naive per-param", step_naive)]
+    steps += [(name, lambda name=name: step_ddp(name)) for name in ddps]
     for name, _ in steps:
         rows[name] = []
     for r in range(args.warmup + args.steps):
@@ -116,6 +112,26 @@ def run(rank, world, args, port):
             t = medians[name]
             print(f"  {name:>26} {1e3 * t:9.1f} {t / compute:10.2f}")
     finish(dist)
+
+
+def bench_mlp(hidden, layers):
+    """lesson 10's bench model: 784 -> hidden x layers -> 10, ReLU between, seed 1."""
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(1)
+    modules, width = [], 784
+    for _ in range(layers):
+        modules += [nn.Linear(width, hidden), nn.ReLU()]
+        width = hidden
+    modules.append(nn.Linear(width, 10))
+    return nn.Sequential(*modules)
+
+
+def bench_batch(batch, rank):
+    """Synthetic inputs and labels, different on every rank."""
+    import torch
+    torch.manual_seed(100 + rank)
+    return torch.randn(batch, 784), torch.randint(0, 10, (batch,))
 
 
 def finish(dist):
@@ -199,6 +215,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--port", type=int, default=29571)
+    parser.add_argument("--bucket-caps", default="25",
+                        help="DDP rows, one per bucket cap in MiB: e.g. 25,5,1 (25 is the default)")
     parser.add_argument("--compare", action="store_true",
                         help="lesson 09's rows: one process vs torch DDP (see above)")
     parser.add_argument("--sizes", default="784,512,512,10",
@@ -206,6 +224,10 @@ def main():
     parser.add_argument("--global-batch", type=int, default=256, help="--compare: global batch")
     args = parser.parse_args()
     args.sizes = [int(v) for v in args.sizes.split(",")]
+    try:
+        args.bucket_caps = [float(v) for v in args.bucket_caps.split(",")]
+    except ValueError:
+        parser.error(f"--bucket-caps '{args.bucket_caps}' is not a list of MiB, e.g. 25,5,1")
     try:
         import torch.multiprocessing as mp
     except ImportError:
