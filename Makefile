@@ -181,7 +181,7 @@ BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 \
-	  lesson13 lesson14 lesson15 lesson16
+	  lesson13 lesson14 lesson15 lesson16 launch
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -197,9 +197,9 @@ bench: setup
 	build/solutions/lesson10 --bench --np 2 --link 1gbit,50us --bench-hidden 256 --bench-layers 48 \
 	  --bench-batch 512 --csv bench-results/lesson10_buckets_deep_1gbit.csv \
 	  --svg bench-results/lesson10_buckets_deep_1gbit.svg
-	@for py in python3 /usr/bin/python3; do \
-	  if $$py -c "import torch" 2>/dev/null; then $$py tools/torch_ddp_bench.py --np 2; exit 0; fi; \
-	done; echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch DDP rows"
+	@if /usr/bin/python3 -c "import torch" 2>/dev/null; then \
+	  build/solutions/launch --np 2 --no-prefix -- /usr/bin/python3 tools/torch_ddp_bench.py; \
+	else echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch DDP rows"; fi
 	build/solutions/lesson12 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson12 --bench --np 4 $(BENCH_ARGS)
 	build/solutions/lesson13 --bench --np 2 --csv bench-results/lesson13_np2.csv
@@ -224,36 +224,17 @@ bench: setup
 	@echo "make bench: CSV and SVG in bench-results/"
 
 # The kernel's shaped link (as root): two network namespaces joined by veth pairs whose
-# egress tbf limits to LINK_RATES (tools/shaped_link.sh), one rank in each. On each rate:
-# lesson 10's sweep, PyTorch's DDP on the same model (when torch imports), lesson 05's ring
-# beside Gloo, then lesson 10's sweep on the course's emulated --link at the same rate and
-# no latency (tbf adds none), and the two sweeps' agreement, row by row
-# (tools/link_agreement.py). CSV under bench-results/lesson10_kernel_<rate>.csv.
+# egress tbf limits to LINK_RATES (tools/shaped_link.sh), one rank in each. On each rate,
+# for lesson 10's bench model and a 48-layer one: lesson 10's sweep and PyTorch's DDP (when
+# torch imports) on the kernel's link, the sweep on the course's emulated --link at the same
+# rate (as a wire, and with tbf's burst), and their agreement row by row; lesson 05's ring
+# beside Gloo; on 1gbit, lesson 14's hooks beside torch's (tools/bench_link.sh says more).
 LINK_RATES ?= 10gbit 1gbit
 bench-link: setup
 	@[ "$$(id -u)" -eq 0 ] || { echo "make bench-link: needs root (network namespaces)"; exit 1; }
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
-	@$(BUILD_STEP) build/solutions "make bench-link" lesson05 lesson10
-	@mkdir -p bench-results
-	@for rate in $(LINK_RATES); do \
-	  echo "== lesson 10 on the kernel's $$rate link"; \
-	  tools/shaped_link.sh --rate $$rate -- build/solutions/lesson10 --bench \
-	    --csv bench-results/lesson10_kernel_$$rate.csv --svg bench-results/lesson10_kernel_$$rate.svg || exit 1; \
-	  for py in python3 /usr/bin/python3; do \
-	    if $$py -c "import torch" 2>/dev/null; then \
-	      echo "== PyTorch DDP on the kernel's $$rate link"; \
-	      tools/shaped_link.sh --rate $$rate -- $$py tools/torch_ddp_bench.py \
-	        || echo "make bench-link: PyTorch's run failed on $$rate (above)"; break; fi; \
-	  done; \
-	  echo "== lesson 05 (ring, naive, gloo) on the kernel's $$rate link"; \
-	  tools/shaped_link.sh --rate $$rate -- build/solutions/lesson05 --bench -e 16M \
-	    --csv bench-results/lesson05_kernel_$$rate.csv --svg "" || exit 1; \
-	  echo "== lesson 10 on the course's emulated $$rate link"; \
-	  build/solutions/lesson10 --bench --np 2 --link $$rate \
-	    --csv bench-results/lesson10_emulated_$$rate.csv --svg bench-results/lesson10_emulated_$$rate.svg || exit 1; \
-	  python3 tools/link_agreement.py --label $$rate bench-results/lesson10_kernel_$$rate.csv \
-	    bench-results/lesson10_emulated_$$rate.csv; \
-	done
+	@$(BUILD_STEP) build/solutions "make bench-link" lesson05 lesson10 lesson14 launch
+	@bash tools/bench_link.sh build/solutions $(LINK_RATES)
 
 # Sanitizers. Separate build trees of the reference code, so the ordinary build stays fast.
 # The ASan tree compiles the CUDA code as the release tree does (nvcc's objects are not

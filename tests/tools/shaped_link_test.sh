@@ -29,6 +29,7 @@ ours() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^clink-$1-" || 
 
 expect_usage "a rate without a unit is refused" "is not a rate" --rate 10 -- true
 expect_usage "a delay in seconds is refused" "is not a delay" --delay 1s -- true
+expect_usage "a burst in bits is refused" "is not a size" --burst 512kbit -- true
 expect_usage "one node is refused" "not a count from 2 to 16" --nodes 1 -- true
 expect_usage "a privileged port is refused" "not a port" --port 80 -- true
 expect_usage "no command is refused" "no command" --rate 1gbit
@@ -67,7 +68,7 @@ code=$?
 [ "$code" -eq 0 ] &&
   grep -q "^\[node 0\] rank 0/2 addr 10\.[0-9.]*\.1 master 10\.[0-9.]*\.1:23456 if cl0" <<<"$out" &&
   grep -q "^\[node 1\] rank 1/2 addr 10\.[0-9.]*\.2 master 10\.[0-9.]*\.1:23456 if cl1" <<<"$out" &&
-  [ "$(grep -c "qdisc tbf .* rate 1Gbit" <<<"$out")" -eq 2 ]
+  [ "$(grep -c "qdisc tbf .* rate 1Gbit burst 512Kb" <<<"$out")" -eq 2 ]
 check "two nodes: ranks, addresses, interfaces, tbf at the rate" $? "exit $code: $out"
 
 # Each node gets the rank environment of the course's launcher (threads, OpenBLAS's
