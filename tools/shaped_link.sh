@@ -12,8 +12,9 @@
 # Each node runs COMMAND once, with the torchrun variables of a job of one rank per node
 # (RANK = NODE_RANK, WORLD_SIZE = NNODES, LOCAL_RANK 0, MASTER_ADDR = node 0's address,
 # MASTER_PORT), COURSE_ADVERTISE_ADDR (its own address, for the course's mesh) and
-# GLOO_SOCKET_IFNAME (its interface, for Gloo and PyTorch). A course driver that sees RANK
-# is one rank. The nodes share this machine's cores, so each gets what the course's
+# GLOO_SOCKET_IFNAME (its interface, for Gloo and PyTorch), and COURSE_SHAPED_LINK (the
+# link's figures, which a course benchmark prints in its header). A course driver that
+# sees RANK is one rank. The nodes share this machine's cores, so each gets what the course's
 # launcher gives its ranks (common/runtime/launcher.h), unless already set: one BLAS and
 # OpenMP thread (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) and OpenBLAS's kernels named from
 # the CPU's features (OPENBLAS_CORETYPE, the rule of blas_coretype_for_cpu in env.h).
@@ -125,11 +126,13 @@ ip -n "$hub" link add br0 type bridge && ip -n "$hub" link set br0 up ||
 # then tbf's rate. burst: 512 KiB, enough for 10 Gbit/s at the kernel's timer; latency:
 # how long a packet may wait in the queue before it is dropped.
 delay_note=""
+delay_applied=""
 shape() {
   local ns=$1 dev=$2 parent="root"
   if [ -n "$delay" ]; then
     if ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: netem delay "$delay" 2>/dev/null; then
       parent="parent 1: handle 2:"
+      delay_applied=$delay
     else
       delay_note="the kernel has no netem qdisc: no delay added (tried: netem); the rate is tbf's alone"
     fi
@@ -174,6 +177,7 @@ for ((i = 0; i < nodes; i++)); do
   setsid ip netns exec "$tag-$i" env NODE_RANK="$i" NNODES="$nodes" RANK="$i" WORLD_SIZE="$nodes" \
     LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR="$net.1" MASTER_PORT="$port" \
     COURSE_ADVERTISE_ADDR="$net.$((i + 1))" GLOO_SOCKET_IFNAME="cl$i" \
+    COURSE_SHAPED_LINK="$rate both ways, tbf burst $burst${delay_applied:+, $delay_applied delay}" \
     OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
     ${coretype:+OPENBLAS_CORETYPE="$coretype"} \
     bash -c 'set -o pipefail; "$@" 2>&1 | sed -u "s/^/[node $NODE_RANK] /"' node "$@" </dev/null &

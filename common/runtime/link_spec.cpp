@@ -154,6 +154,10 @@ LinkSpec link_from_env() {
 
 std::string link_header() {
   const LinkSpec link = link_from_env();
+  const std::string shaped = env_or(kShapedLinkEnv, "");
+  if (!link.emulated() && !shaped.empty()) {
+    return "link: " + shaped + ", shaped by the kernel between network namespaces (not paced)";
+  }
   return "link: " + link.describe() +
          (link.emulated() ? " on the tcp transport (gloo, nccl and shm are not paced)" : "");
 }

@@ -48,8 +48,13 @@ LinkSpec parse_link(const std::string& text);
 /// naming the variable.
 LinkSpec link_from_env();
 
+/// What tools/shaped_link.sh tells each node about the link the kernel shapes for it
+/// ("1gbit both ways, tbf burst 512kb"); the ranks' own sockets are then not paced.
+inline constexpr const char* kShapedLinkEnv = "COURSE_SHAPED_LINK";
+
 /// "link: emulated 10 Gbit/s, 20 us per message (tcp transport)" for a benchmark's header:
-/// the link of COURSE_LINK, as the ranks' sockets are paced on it.
+/// the link of COURSE_LINK, as the ranks' sockets are paced on it, or the kernel's link of
+/// COURSE_SHAPED_LINK when there is no COURSE_LINK.
 std::string link_header();
 
 }  // namespace course

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -53,6 +54,35 @@ TEST(EmulatedLink, ParsesBandwidthAndLatencyUnits) {
   EXPECT_EQ(shaper.describe(), "emulated 1 Gbit/s, 0 us per message, 512 KiB burst");
   // 16 MiB over 1 Gbit/s: 134.2 ms, plus the latency once.
   EXPECT_NEAR(parse_link("1gbit,1ms").wire_seconds(16u << 20), 0.134218 + 0.001, 1e-6);
+}
+
+// A benchmark's header names the link its bytes crossed: the emulated one of COURSE_LINK,
+// or else the kernel's of COURSE_SHAPED_LINK (tools/shaped_link.sh), or loopback.
+TEST(EmulatedLink, HeaderNamesTheEmulatedTheKernelsOrNoLink) {
+  const char* names[] = {kLinkEnv, kShapedLinkEnv};
+  std::string saved[2];
+  bool had[2];
+  for (int i = 0; i < 2; ++i) {
+    const char* v = std::getenv(names[i]);
+    had[i] = v != nullptr;
+    saved[i] = v ? v : "";
+    ::unsetenv(names[i]);
+  }
+  EXPECT_EQ(link_header(), "link: loopback (no emulated link)");
+  ::setenv(kShapedLinkEnv, "1gbit both ways, tbf burst 512kb", 1);
+  EXPECT_EQ(link_header(),
+            "link: 1gbit both ways, tbf burst 512kb, shaped by the kernel between network "
+            "namespaces (not paced)");
+  ::setenv(kLinkEnv, "10gbit,20us", 1);  // paced on top of it: the pacing is what it says
+  EXPECT_EQ(link_header().rfind("link: emulated 10 Gbit/s, 20 us per message on the tcp", 0), 0u)
+      << link_header();
+  for (int i = 0; i < 2; ++i) {
+    if (had[i]) {
+      ::setenv(names[i], saved[i].c_str(), 1);
+    } else {
+      ::unsetenv(names[i]);
+    }
+  }
 }
 
 TEST(EmulatedLink, RejectsMalformedStringsSayingWhatIsExpected) {

@@ -60,15 +60,18 @@ if ! ip netns add "clink-probe-$$" 2>/dev/null; then
 fi
 ip netns del "clink-probe-$$"
 
-# Two nodes: each sees its own rank, address and interface behind tbf at 1 Gbit/s.
+# Two nodes: each sees its own rank, address and interface behind tbf at 1 Gbit/s, with
+# the default 512 KiB burst (tc prints it as about 524250 bytes).
 out=$(timeout 60 "$tool" --rate 1gbit --port 23456 -- bash -c '
   echo "rank $RANK/$WORLD_SIZE addr $COURSE_ADVERTISE_ADDR master $MASTER_ADDR:$MASTER_PORT if $GLOO_SOCKET_IFNAME"
+  echo "link $COURSE_SHAPED_LINK"
   tc qdisc show dev "$GLOO_SOCKET_IFNAME"' 2>&1)
 code=$?
 [ "$code" -eq 0 ] &&
   grep -q "^\[node 0\] rank 0/2 addr 10\.[0-9.]*\.1 master 10\.[0-9.]*\.1:23456 if cl0" <<<"$out" &&
   grep -q "^\[node 1\] rank 1/2 addr 10\.[0-9.]*\.2 master 10\.[0-9.]*\.1:23456 if cl1" <<<"$out" &&
-  [ "$(grep -c "qdisc tbf .* rate 1Gbit burst 512Kb" <<<"$out")" -eq 2 ]
+  [ "$(grep -c "qdisc tbf .* rate 1Gbit burst 52[0-9]*b" <<<"$out")" -eq 2 ] &&
+  [ "$(grep -c "link 1gbit both ways, tbf burst 512kb$" <<<"$out")" -eq 2 ]
 check "two nodes: ranks, addresses, interfaces, tbf at the rate" $? "exit $code: $out"
 
 # Each node gets the rank environment of the course's launcher (threads, OpenBLAS's
