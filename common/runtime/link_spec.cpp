@@ -137,9 +137,8 @@ std::string LinkSpec::describe() const {
                                     : figure(b / 1e3) + " kbit/s";
   std::string text = "emulated " + bw + ", " + figure(latency_s * 1e6) + " us per message";
   if (burst_bytes > 0) {
-    text += burst_bytes % 1024 == 0
-                ? ", " + figure(static_cast<double>(burst_bytes / 1024)) + " KiB burst"
-                : ", " + figure(static_cast<double>(burst_bytes)) + " B burst";
+    text += burst_bytes % 1024 == 0 ? ", " + std::to_string(burst_bytes / 1024) + " KiB burst"
+                                    : ", " + std::to_string(burst_bytes) + " B burst";
   }
   return text;
 }
