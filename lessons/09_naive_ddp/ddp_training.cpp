@@ -113,7 +113,7 @@ std::map<std::string, std::string> ddp_training_flag_values(const DdpTrainingOpt
   return {{"--epochs", std::to_string(o.epochs)},
           {"--batch-size", std::to_string(o.batch_size)},
           {"--optimizer", o.optimizer},
-          {"--lr", o.lr > 0 ? number(o.lr) : "(default)"},
+          {"--lr", number(learning_rate(o))},  // the rate used: the default and 0.05 agree
           {"--momentum", number(o.momentum)},
           {"--weight-decay", number(o.weight_decay)},
           {"--device", o.device},

@@ -359,5 +359,18 @@ TEST(NaiveDdpChecks, IdenticalAcrossRanksNamesTheRankThatDiffers) {
   });
 }
 
+// Given code: the flags ranks compare name the learning rate used, so a rank given
+// `--lr 0.05` agrees with one left at SGD's default (0.05), and Adam's default is its own.
+TEST(NaiveDdpChecks, TheFlagsComparedAcrossRanksHoldTheLearningRateUsed) {
+  DdpTrainingOptions by_default, explicit_rate, adam;
+  explicit_rate.lr = 0.05f;
+  adam.optimizer = "adam";
+  EXPECT_EQ(ddp_training_flag_values(by_default), ddp_training_flag_values(explicit_rate));
+  EXPECT_EQ(ddp_training_flag_values(by_default).at("--lr"), "0.05");
+  EXPECT_EQ(ddp_training_flag_values(adam).at("--lr"), "0.001");
+  explicit_rate.lr = 0.1f;
+  EXPECT_EQ(ddp_training_flag_values(explicit_rate).at("--lr"), "0.1");
+}
+
 }  // namespace
 }  // namespace course
