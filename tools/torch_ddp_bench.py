@@ -17,9 +17,16 @@ median of the slowest rank, as in lesson 10.
 /usr/bin/python3 imports torch): one process on the whole global batch, then torch DDP
 (default buckets, gloo) over --np ranks on global batch / np each, samples/s of each.
 
-With RANK and WORLD_SIZE in its environment (torchrun's variables, or each node of
-tools/shaped_link.sh, which `make bench-link` uses for the kernel-shaped link) it is one
-rank of that job instead of spawning --np processes.
+With RANK and WORLD_SIZE in its environment (torchrun's variables, the course's
+`launch`, or each node of tools/shaped_link.sh, which `make bench-link` uses for the
+kernel-shaped link) it is one rank of that job instead of spawning --np processes. `make
+bench` starts it under the course's launcher,
+
+    build/solutions/launch --np 2 --no-prefix -- /usr/bin/python3 tools/torch_ddp_bench.py
+
+so that torch's ranks get what the course's get: one BLAS thread and OpenBLAS's kernels
+named from the CPU's features (OPENBLAS_CORETYPE). Spawned from a shell without them, on a
+virtual CPU torch's compute here took 2.7 times as long (282 against 105 ms a step).
 
 Optional: needs python3-torch (Debian's package is enough). `make bench` runs it when
 torch imports and prints one line otherwise. torch's gloo is not paced by the course's
