@@ -286,7 +286,9 @@ TEST(Sharding, EachUnitIsGatheredAndFreedInItsTurn) {
           ddp_train_step(model, sgd, model, {x, Tensor::from_vector({4}, {0, 1, 2, 3})});
           EXPECT_EQ(model.schedule_problem(), "") << "step " << step;
           EXPECT_EQ(ledger.live(MemoryKind::communication), 0) << "step " << step;
-          if (stage == 3) EXPECT_EQ(ledger.live(MemoryKind::gathered), 0) << "step " << step;
+          if (stage == 3) {
+            EXPECT_EQ(ledger.live(MemoryKind::gathered), 0) << "step " << step;
+          }
         }
       }
     }
