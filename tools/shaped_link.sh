@@ -14,14 +14,14 @@
 # MASTER_PORT), COURSE_ADVERTISE_ADDR (its own address, for the course's mesh) and
 # GLOO_SOCKET_IFNAME (its interface, for Gloo and PyTorch), and COURSE_SHAPED_LINK (the
 # link's figures, which a course benchmark prints in its header). A course driver that
-# sees RANK is one rank. The nodes share this machine's cores, so each gets what the course's
-# launcher gives its ranks (common/runtime/launcher.h), unless already set: one BLAS and
-# OpenMP thread (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) and OpenBLAS's kernels named from
-# the CPU's features (OPENBLAS_CORETYPE, the rule of blas_coretype_for_cpu in env.h).
-# Without them a rank's compute is several times slower than the same rank launched by
-# a driver: two BLAS threads per rank fight over the cores, and on a virtual CPU OpenBLAS
-# falls back to its SSE3 kernels. Output lines are prefixed with "[node i] "; the exit status is the first
-# node's that failed, else 0.
+# sees RANK is one rank. The nodes share this machine's cores, so each gets what the
+# course's launcher gives its ranks (common/runtime/launcher.h), unless already set: one
+# BLAS and OpenMP thread (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) and OpenBLAS's kernels
+# named from the CPU's features (OPENBLAS_CORETYPE, the rule of blas_coretype_for_cpu in
+# env.h; the test compares the two). Without them a rank's compute is several times slower
+# than the same rank launched by a driver: two BLAS threads per rank fight over the cores,
+# and on a virtual CPU OpenBLAS falls back to its SSE3 kernels. Output lines are prefixed
+# with "[node i] "; the exit status is the first node's that failed, else 0.
 #
 # The picture, for --nodes 3 (each node's link shaped in both directions, as a NIC on a
 # switch port: node i sends at --rate, and receives at --rate):

@@ -8,8 +8,9 @@ Two processes (torch.multiprocessing), the gloo backend over loopback, one threa
 the bench model of lesson 10 (MLP 784 -> 2048 x 4 -> 10), synthetic inputs, SGD. Rows, as in
 lesson 10's table: compute only (DDP's backward under no_sync, nothing sent), naive (every
 gradient all-reduced after backward, one call per parameter), and DDP with its default
-buckets (25 MiB cap), or one DDP row per cap of --bucket-caps. The timed steps are interleaved round by round, and each row is the
-median of the slowest rank, as in lesson 10.
+buckets (25 MiB cap), or one DDP row per cap of --bucket-caps. The timed steps are
+interleaved round by round, and each row is the median of the slowest rank, as in
+lesson 10.
 
     python3 tools/torch_ddp_bench.py --compare --np 2 --sizes 784,512,512,10 --global-batch 256
 
@@ -49,15 +50,12 @@ def run(rank, world, args, port):
     os.environ.setdefault("MASTER_PORT", str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
 
-    def make_model():
-        return bench_mlp(args.hidden, args.layers)
-
     x, y = bench_batch(args.batch, rank)
     loss_fn = nn.CrossEntropyLoss()
 
     rows = {}
-    ddp_compute = nn.parallel.DistributedDataParallel(make_model())
-    naive = make_model()
+    ddp_compute = nn.parallel.DistributedDataParallel(bench_mlp(args.hidden, args.layers))
+    naive = bench_mlp(args.hidden, args.layers)
     for p in naive.parameters():
         dist.broadcast(p.data, 0)
     opts = {
@@ -68,7 +66,8 @@ def run(rank, world, args, port):
     ddps = {}
     for cap in args.bucket_caps:
         name = "DDP default buckets" if cap == 25 else f"DDP {cap:g} MiB buckets"
-        ddps[name] = nn.parallel.DistributedDataParallel(make_model(), bucket_cap_mb=cap)
+        ddps[name] = nn.parallel.DistributedDataParallel(bench_mlp(args.hidden, args.layers),
+                                                         bucket_cap_mb=cap)
         opts[name] = torch.optim.SGD(ddps[name].parameters(), lr=1e-3)
 
     def step_compute():

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from torch_ddp_bench import bench_batch, bench_mlp
+from torch_ddp_bench import bench_batch, bench_mlp, finish
 
 ROWS = ["no hook", "fp16", "bf16", "powersgd rank 1", "powersgd rank 2", "powersgd rank 4"]
 
@@ -74,9 +74,7 @@ def one_row(name, args):
     dist.all_reduce(m, op=dist.ReduceOp.MAX)
     if rank == 0:
         print(f"ROW\t{name}\t{1e3 * m.item():.1f}", flush=True)
-    dist.barrier()
-    sys.stdout.flush()
-    os._exit(0)  # torch 1.13's destroy_process_group can hang at exit with gloo
+    finish(dist)
 
 
 def all_rows(args):
