@@ -11,10 +11,14 @@
 #   make format     clang-format every C++ file
 #   make format-check  fail, naming the files, where clang-format would change something
 #   make lint       clang-tidy (.clang-tidy) on every C++ file of the reference build
+#                   (a file that passed is skipped while what it reads is unchanged);
+#                   make lint-all lints every file
 #   make grade      score the learner's code, every lesson (grade-lessonNN: one); grade.json
 #   make docs       the Doxygen site in docs/html
 #   make bench      the benchmarks on the reference code: nccl-tests tables, CSV and SVG
 #                   under bench-results/ (BENCH_ARGS="-e 16M -n 10" to shorten a run)
+#   make profile-test  where the last make test and make lint spent their time, and what
+#                   they checked (build steps, tests, grader, clang-tidy by file)
 #   make sanitize   the reference's tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #                   (build/asan), and the runtime and collective tests under ThreadSanitizer
 #                   (build/tsan); sanitize-asan and sanitize-tsan run one part
@@ -48,7 +52,8 @@ DEMO_ARGS ?= --np 2
 
 .PHONY: setup configure stubs check-stubs check-tree test test-tools bench-link test-reference test-stub-builds demo format \
         clean launch $(addprefix lesson,$(LESSON_NUMS)) grade test-grader check-classroom \
-        classroom docs bench format-check lint sanitize sanitize-asan sanitize-tsan configure-asan
+        classroom docs bench format-check lint sanitize sanitize-asan sanitize-tsan configure-asan \
+        profile-test lint-all
 
 setup:
 	@bash tools/setup.sh
@@ -315,6 +320,17 @@ CLANG_TIDY ?= clang-tidy
 lint: setup check-tree
 	@$(MAKE) --no-print-directory configure IMPL=solutions CHAIN=ref
 	@python3 tools/lint.py build/solutions '$(LINT_FILES)$$' --jobs $(JOBS) --clang-tidy $(CLANG_TIDY)
+
+# Every file again, whatever the cache holds (what a machine without one does).
+lint-all:
+	@COURSE_LINT_CACHE=off $(MAKE) --no-print-directory lint
+
+# Where the last `make test` (SANITIZE=asan: CI's) and `make lint` spent their time: build
+# steps by target and file, tests by label and the slowest, the grader's tests and planted
+# mistakes, clang-tidy by folder and file, and the count of every kind of check
+# (tools/profile_test.py; it runs nothing).
+profile-test:
+	@python3 tools/profile_test.py $(REF_BUILD)
 
 clean:
 	rm -rf build lesson[0-9][0-9] launch grade.json docs/html

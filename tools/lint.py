@@ -104,12 +104,15 @@ def cache_key(entry, args, tidy_version):
                        stderr=subprocess.DEVNULL)
     if p.returncode != 0:
         return None
+    # The tree's own path is left out of the key (flags and line markers name it), so a
+    # fresh clone elsewhere on this machine finds what an earlier clone's files passed.
+    root = str(ROOT).encode()
     h = hashlib.sha256()
     h.update(tidy_version.encode())
-    h.update("\0".join(flags).encode())
+    h.update("\0".join(flags).encode().replace(root, b"<tree>"))
     for c in configs(pathlib.Path(entry["file"])):
         h.update(c.read_bytes())
-    h.update(p.stdout)
+    h.update(p.stdout.replace(root, b"<tree>"))
     return h.hexdigest()
 
 
@@ -181,7 +184,7 @@ def main():
         return path, "clean" if clean else "findings", text, took
 
     start = time.monotonic()
-    findings, cached = [], 0
+    findings, cached, measured = [], 0, {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         for path, status, text, took in pool.map(lint_one, order):
             rel = str(pathlib.Path(path).relative_to(ROOT))
@@ -189,6 +192,7 @@ def main():
                 cached += 1
                 continue
             durations[rel] = round(took, 1)
+            measured[path] = took
             if status == "findings":
                 findings.append(rel)
                 print(text, flush=True)
@@ -196,6 +200,14 @@ def main():
         tmp = cache / f"durations.json.{os.getpid()}"
         tmp.write_text(json.dumps(durations, indent=0, sort_keys=True))
         tmp.replace(cache / "durations.json")
+    # What tools/profile_test.py reads: every file's last measured seconds, cache or not.
+    times_path = build / "lint-times.json"
+    try:
+        times = json.loads(times_path.read_text())
+    except (OSError, ValueError):
+        times = {}
+    times.update({str(pathlib.Path(p).relative_to(ROOT)): round(t, 1) for p, t in measured.items()})
+    times_path.write_text(json.dumps(times, indent=0, sort_keys=True))
     took = time.monotonic() - start
     note = f" ({cached} unchanged since they last passed)" if cached else ""
     if findings:

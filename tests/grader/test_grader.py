@@ -87,6 +87,7 @@ if SANITIZED:
 # comes, for its timeout), so running two more overlaps those waits.
 FAST = ["--grace", "3", "-j", "4", *COPY_BUILD]
 VIS = {"visible", "hidden", "after_due_date", "after_published"}
+TIMES = {"tests": {}, "planted": []}  # what TimedResult writes to WORK/times.json
 
 
 def wanted(case):
@@ -522,7 +523,24 @@ class LearnerCopy(Checks, unittest.TestCase):
             score = sum(t["score"] for t in mine)
             self.assertLessEqual(score, total / 2, f"lesson {nn} with '{what}' scores {score} of {total}")
             print(f"planted '{what}': lesson {nn} scores {score:.1f} of {total:.0f}, {secs:.0f} s")
+            TIMES["planted"].append({"lesson": nn, "what": what, "score": score, "total": total,
+                                     "seconds": round(secs, 1)})
+
+
+class TimedResult(unittest.TextTestResult):
+    """Records each test's seconds in WORK/times.json, for tools/profile_test.py."""
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        TIMES["tests"][test.id().split(".", 1)[-1]] = round(time.monotonic() - self._started, 1)
+        WORK.mkdir(parents=True, exist_ok=True)
+        (WORK / "times.json").write_text(json.dumps(TIMES, indent=1))
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    unittest.main(verbosity=2, testRunner=unittest.TextTestRunner(resultclass=TimedResult,
+                                                                  verbosity=2))
