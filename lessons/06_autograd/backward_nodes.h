@@ -3,7 +3,7 @@
 // backward formula, apply(), which you write in ops_elementwise.cpp, ops_matrix.cpp and
 // ops_loss.cpp. In apply(g), g is dL/d(result), with the result's shape; return one
 // gradient per input, in input order, and leave an input's gradient undefined when
-// !needs_input_grad(i).
+// !needs_input_grad(i). A node that saves tensors lists them in saved_tensors() too (node.h).
 #pragma once
 
 #include <cstdint>
@@ -32,12 +32,14 @@ struct MulBackward final : Node {
   Tensor a, b;
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "MulBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {a, b}; }
 };
 
 struct DivBackward final : Node {
   Tensor b, out;  // out = a / b
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "DivBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {b, out}; }
 };
 
 struct NegBackward final : Node {
@@ -55,18 +57,21 @@ struct ExpBackward final : Node {
   Tensor out;  // e^x: its own derivative, so save the result rather than x
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "ExpBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {out}; }
 };
 
 struct LogBackward final : Node {
   Tensor x;
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "LogBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {x}; }
 };
 
 struct ReluBackward final : Node {
   Tensor out;  // max(x, 0) is > 0 exactly where x is
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "ReluBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {out}; }
 };
 
 // ---- Matrices, shapes and reductions (ops_matrix.cpp) ----------------------------------
@@ -74,6 +79,7 @@ struct MatmulBackward final : Node {
   Tensor a, b;
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "MatmulBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {a, b}; }
 };
 
 // y = x wᵀ + b: x [B, in], w [out, in], b [out], y and g [B, out].
@@ -81,6 +87,7 @@ struct LinearBackward final : Node {
   Tensor x, w;
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "LinearBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {x, w}; }
 };
 
 struct TransposeBackward final : Node {
@@ -111,6 +118,7 @@ struct LogSoftmaxBackward final : Node {
   Tensor out;  // the log-probabilities
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "LogSoftmaxBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {out}; }
 };
 
 struct NllLossBackward final : Node {
@@ -118,6 +126,7 @@ struct NllLossBackward final : Node {
   int64_t classes = 0;
   std::vector<Tensor> apply(const Tensor& g) override;
   std::string name() const override { return "NllLossBackward"; }
+  std::vector<Tensor> saved_tensors() const override { return {targets}; }
 };
 
 }  // namespace course

@@ -47,6 +47,12 @@ class Node {
   virtual std::vector<Tensor> apply(const Tensor& grad_output) = 0;
   /// "MulBackward", for error messages and graph pictures.
   virtual std::string name() const = 0;
+  /// The tensors this node keeps alive for its backward formula (MulBackward's a and b,
+  /// ExpBackward's result, attention's P or its log-sum-exp): the memory a graph holds
+  /// between forward and backward. Default: none (an add or a reshape keeps no tensor).
+  /// Lesson 17's saved-tensor ledger sums their bytes over a graph; a node that saves a
+  /// tensor must return it here, or the ledger undercounts.
+  virtual std::vector<Tensor> saved_tensors() const { return {}; }
 
   const std::vector<std::shared_ptr<Node>>& next_functions() const { return next_; }
   bool needs_input_grad(size_t i) const { return i < next_.size() && next_[i] != nullptr; }
