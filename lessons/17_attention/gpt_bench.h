@@ -24,6 +24,9 @@
 // against the rate of a square sgemm (tensor_ops.h's matmul, n = 4 H) measured in the
 // same run, one BLAS thread throughout.
 //
+// TABLE 3, MEMORY: what the training step's graph keeps for backward, by node, naive beside
+// tiled (the ledger from the loss): where the model's activation memory goes.
+//
 // What this is not: FlashAttention's speed. On a CPU both kernels read their operands
 // from cache; what the tiled kernel saves here is memory (the S x S matrix), not time.
 #pragma once
@@ -50,7 +53,7 @@ struct GptBenchOptions {
   int64_t hidden = 64;       ///< table 2's H
   int64_t train_heads = 4;   ///< table 2's heads
   int64_t vocab = 96;        ///< table 2's V (random tokens: the step's cost, not its loss)
-  int train_steps = 5;       ///< timed steps per row of table 2 (after one warm-up)
+  int train_steps = 10;      ///< timed steps per row of table 2 (after one warm-up)
   std::string out_dir = "bench-results";  ///< created when missing
 };
 
@@ -69,8 +72,9 @@ int64_t attention_saved_bytes_formula(bool tiled, int64_t batch_heads, int64_t s
 AttentionSavedBytes measure_attention_saved_bytes(bool tiled, int64_t batch, int64_t heads,
                                                   int64_t seq, int64_t head_dim);
 
-/// Both tables (see the top of this file), printed to `out` and written to
-/// `o.out_dir`/lesson17_attention.csv, lesson17_training.csv and lesson17_attention.svg.
+/// The tables (see the top of this file), printed to `out` and written to `o.out_dir`:
+/// lesson17_attention.csv, lesson17_training.csv, lesson17_saved.csv and
+/// lesson17_attention.svg.
 /// PASS when every ledger count equals its formula.
 Verdict run_gpt_bench(const GptBenchOptions& o, std::ostream& out);
 
