@@ -14,6 +14,7 @@ packages=(
   libcli11-dev          # driver flags
   nlohmann-json3-dev    # grade.json, safetensors headers
   dataset-fashion-mnist # lesson 07 onwards
+  fortunes              # lesson 17's text: English prose, BSD licence, about 1 MB
   doxygen               # make docs
   clang-format          # make format, make format-check (part of make test)
   clang-tidy            # make lint
