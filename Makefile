@@ -182,11 +182,16 @@ docs: setup
 # bench-results/lesson15_*.txt. Lesson 16's (GPipe and 1F1B: the bubble against
 # (P-1)/(M+P-1), activation memory, the balance) at 2 and 4 stages and on the 10 Gbit/s
 # link writes bench-results/lesson16_*.csv and the timelines lesson16_*_{gpipe,1f1b}.svg.
+# Lesson 17's (naive against tiled attention for S = 64 to 1024: time and the bytes kept for
+# backward against their formulas; the GPT's training step: tokens/s and FLOP/s against the
+# machine's sgemm; what the step keeps, by node) writes
+# bench-results/lesson17_{attention,training,saved}.csv and lesson17_attention.svg; then
+# PyTorch's step on the same model and batch (tools/torch_gpt.py bench) when torch is installed.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 \
-	  lesson13 lesson14 lesson15 lesson16 launch
+	  lesson13 lesson14 lesson15 lesson16 lesson17 launch
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -224,6 +229,9 @@ bench: setup
 	  --trace bench-results/lesson16_np4_timeline
 	build/solutions/lesson16 --bench --np 4 --link 10gbit,20us --csv bench-results/lesson16_np4_10gbit.csv \
 	  --trace bench-results/lesson16_np4_10gbit_timeline
+	build/solutions/lesson17 --bench
+	@if /usr/bin/python3 -c "import torch" 2>/dev/null; then /usr/bin/python3 tools/torch_gpt.py bench; \
+	else echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch GPT row"; fi
 	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory bench-link; \
 	 else echo "make bench: the kernel-shaped link (make bench-link) skipped: it needs root"; fi
 	@echo "make bench: CSV and SVG in bench-results/"
