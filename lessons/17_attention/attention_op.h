@@ -48,14 +48,16 @@ Variable causal_self_attention(const Variable& q, const Variable& k, const Varia
 /// causal_self_attention's node: the gradients of q, k and v from dL/d(output), by the
 /// backward kernel of its kind.
 struct AttentionBackward final : Node {
-  AttentionKind kind = AttentionKind::naive;
-  AttentionShape shape;  ///< n = B heads problems of [S, d], causal
-  AttentionTiles tiles;  ///< the tiled kind's blocks
-  Shape input_shape;     ///< [B, heads, S, d], for the gradients
-  Tensor q, k, v;        ///< the inputs' data
-  Tensor p;              ///< naive: the probabilities [B, heads, S, S]
-  Tensor o, lse;         ///< tiled: the output and the log-sum-exp [B, heads, S]
+  AttentionKind kind = AttentionKind::naive;  ///< which kernels ran, and run backward
+  AttentionShape shape;                       ///< n = B heads problems of [S, d], causal
+  AttentionTiles tiles;                       ///< the tiled kind's blocks
+  Shape input_shape;                          ///< [B, heads, S, d], for the gradients
+  Tensor q, k, v;                             ///< the inputs' data
+  Tensor p;                                   ///< naive: the probabilities [B, heads, S, S]
+  Tensor o, lse;  ///< tiled: the output and the log-sum-exp [B, heads, S]
+  /// dq, dk, dv [B, heads, S, d] from g = dL/d(output), of that shape (ConfigError otherwise).
   std::vector<Tensor> apply(const Tensor& g) override;
+  /// "AttentionBackward", for both kinds.
   std::string name() const override { return "AttentionBackward"; }
   /// q, k, v and p (naive), or q, k, v, o and lse (tiled).
   std::vector<Tensor> saved_tensors() const override;
