@@ -101,11 +101,16 @@ void checkpoint_round_trip(const std::string& path, Gpt& model, const AdamW& opt
 
 }  // namespace
 
-std::string check_gpt_training_flags(const GptTrainingOptions& o) {
+std::string check_gpt_shape_flags(const GptTrainingOptions& o) {
   if (o.hidden % o.heads != 0) {
     return "--heads " + std::to_string(o.heads) + " does not divide --hidden " +
            std::to_string(o.hidden) + " (each head takes hidden / heads columns)";
   }
+  return "";
+}
+
+std::string check_gpt_training_flags(const GptTrainingOptions& o) {
+  if (std::string problem = check_gpt_shape_flags(o); !problem.empty()) return problem;
   if (std::string problem = fortunes_problem(o.data); !problem.empty()) return problem;
   if (o.init.empty()) return "";
   if (!std::filesystem::is_regular_file(o.init)) return "--init " + o.init + " does not exist";

@@ -68,6 +68,9 @@ struct GptTrainingResult {
   std::string sample;                ///< the generated text
 };
 
+/// "" when --heads divides --hidden, else the usage error naming both (what --bench checks).
+std::string check_gpt_shape_flags(const GptTrainingOptions& o);
+
 /// "" when the flags make a run, else the usage error (exit 64): heads that do not divide
 /// the hidden size (naming both), a corpus file missing or empty (naming it), --init missing
 /// or of another shape than the flags (naming both shapes), or --seq-len above the context
