@@ -360,7 +360,7 @@ def main():
     c.add_argument("--batch-size", type=int, default=16)
     c.add_argument("--eval-batches", type=int, default=8)
     b = sub.add_parser("bench", help="torch's training step on ./lesson17 --bench's model")
-    b.add_argument("--steps", type=int, default=5, help="timed steps, after one warm-up")
+    b.add_argument("--steps", type=int, default=10, help="timed steps, after one warm-up")
     for flag, default in [("--batch-size", 16), ("--seq-len", 64), ("--layers", 2),
                           ("--heads", 4), ("--hidden", 64)]:
         b.add_argument(flag, type=int, default=default, help="as ./lesson17's")
