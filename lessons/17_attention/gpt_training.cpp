@@ -126,7 +126,11 @@ std::string check_gpt_training_flags(const GptTrainingOptions& o) {
       return "--seq-len " + std::to_string(o.seq_len) + " is longer than the context " +
              std::to_string(c.context) + " of the model in --init " + o.init;
     }
-    load_vocab(vocab_path_for(o.init));
+    const int64_t vocab = load_vocab(vocab_path_for(o.init)).vocab_size();
+    if (vocab != c.vocab) {
+      return "--init " + o.init + " holds a model of vocabulary " + std::to_string(c.vocab) +
+             ", its vocabulary file " + vocab_path_for(o.init) + " " + std::to_string(vocab);
+    }
   } catch (const ConfigError& e) {
     return e.detail();
   }

@@ -73,8 +73,8 @@ std::string check_gpt_shape_flags(const GptTrainingOptions& o);
 
 /// "" when the flags make a run, else the usage error (exit 64): heads that do not divide
 /// the hidden size (naming both), a corpus file missing or empty (naming it), --init missing
-/// or of another shape than the flags (naming both shapes), or --seq-len above the context
-/// of --init's model (naming both).
+/// or of another shape than the flags (naming both shapes) or than its vocabulary file, or
+/// --seq-len above the context of --init's model (naming both).
 std::string check_gpt_training_flags(const GptTrainingOptions& o);
 
 /// Steps 2 to 6 above on `text`, logging to `out` when not null. ConfigError on bad sizes.

@@ -107,6 +107,10 @@ TEST(GptTraining, FlagChecksNameTheNumbersAndFiles) {
   const std::string shape = check_gpt_training_flags(init);
   EXPECT_NE(shape.find("1 layers, 2 heads, hidden 16"), std::string::npos) << shape;
   EXPECT_NE(shape.find("1 layers, 2 heads, hidden 32"), std::string::npos) << shape;
+  init.hidden = 16;
+  std::ofstream(dir / "c.vocab.txt") << "course char vocabulary\n32\n";
+  EXPECT_NE(check_gpt_training_flags(init).find("its vocabulary file"), std::string::npos)
+      << check_gpt_training_flags(init);
   init.init = (dir / "absent.safetensors").string();
   EXPECT_NE(check_gpt_training_flags(init).find("absent.safetensors"), std::string::npos);
   fs::remove_all(dir);
