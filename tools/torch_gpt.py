@@ -290,8 +290,17 @@ def check(args):
                      "start from a checkpoint of ./lesson17 --steps 0")
         trained, _ = load_gpt(args.init, args.heads)
         train(trained, train_tokens, args, seq)
-        ref = dict(model.named_parameters())
-        diffs = {name: (p - ref[name]).abs().max().item() for name, p in trained.named_parameters()}
+        ref, diffs, key_bias = dict(model.named_parameters()), {}, 0.0
+        for name, p in trained.named_parameters():
+            diff = (p - ref[name]).abs().detach()
+            if name.endswith("attn.c_attn.bias"):
+                # The keys' bias adds q.b to every score of a row, which softmax ignores: its
+                # gradient is 0 in exact arithmetic, rounding noise in float, and Adam turns
+                # that noise into steps. Left out of the comparison, printed.
+                h = diff.shape[0] // 3
+                key_bias = max(key_bias, diff[h:2 * h].max().item())
+                diff = torch.cat([diff[:h], diff[2 * h:]])
+            diffs[name] = diff.max().item()
         worst = max(diffs, key=diffs.get)
         trained_loss = validation_loss(trained, valid_tokens, args, seq)
         step_ok = diffs[worst] <= args.tolerance
@@ -299,7 +308,8 @@ def check(args):
         print(f"{'PASS' if step_ok else 'FAIL'}: {args.steps} steps in torch from {args.init}: "
               f"largest parameter difference {diffs[worst]:.2e} ({worst}; tolerance "
               f"{args.tolerance:g}); validation loss {trained_loss:.6f}, "
-              f"|difference| {abs(trained_loss - loss):.2e}")
+              f"|difference| {abs(trained_loss - loss):.2e}; the keys' bias (not compared: "
+              f"noise, its gradient is 0) {key_bias:.2e}")
     return 0 if ok else 1
 
 
