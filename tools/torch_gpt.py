@@ -20,7 +20,8 @@ vocabulary beside it, rebuilds the validation windows of ./lesson17 from the for
 compares it with the loss ./lesson17 printed (4 decimals). --init START trains --steps
 steps in torch from START with ./lesson17's loop (the same windows, from a copy of the
 course's PCG32; clip_grad_norm_, torch's AdamW, the warm-up and cosine) and compares every
-parameter with CHECKPOINT's: the forward, the backward and the optimizer at once.
+parameter with CHECKPOINT's: the forward, the backward and the optimizer at once (all but
+the keys' third of c_attn.bias, whose gradient is 0 but for rounding: printed apart).
 
     build/solutions/lesson17 --steps 0 --checkpoint /tmp/start.safetensors --sample 0
     build/solutions/lesson17 --init /tmp/start.safetensors --steps 5 \
