@@ -43,7 +43,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   }
   const std::string problem = course::run_lesson16_self_check(*pg);
   if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson16SelfCheckPassed << std::endl;
+  if (ctx.rank() == 0) {
+    std::cout << course::kLesson16SelfCheckPassed << std::endl
+              << course::deadlock_demonstration() << std::endl;
+  }
   if (ctx.args().bench) return course::run_pipeline_bench(*pg, g_bench, std::cout);
   // D > 1 replicas: the mesh {dp: D, pp: P} (world rank = replica * P + stage) gives each
   // stage its data-parallel group.
