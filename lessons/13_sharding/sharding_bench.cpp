@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iomanip>
@@ -16,6 +15,7 @@
 #include "emulated_link.h"
 #include "fsdp.h"
 #include "optimizer.h"
+#include "output_file.h"
 #include "sync_check.h"
 
 namespace course {
@@ -162,9 +162,7 @@ Verdict run_sharding_bench(ProcessGroup& group, const DdpBenchOptions& o, std::o
           << " moves its bytes itself (0 here)" << std::endl;
     }
     if (!o.csv_path.empty()) {
-      const std::filesystem::path path(o.csv_path);
-      if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-      std::ofstream csv(o.csv_path);
+      std::ofstream csv = open_output_file(o.csv_path);
       csv << "mode,ranks,backend,link,state_bytes,model_bytes,all_tensor_bytes,values_sent,"
              "values_model,step_ms,speedup\n";
       for (const StageRow& row : rows) {

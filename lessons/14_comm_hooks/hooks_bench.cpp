@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "emulated_link.h"
 #include "hooked_ddp.h"
 #include "optimizer.h"
+#include "output_file.h"
 #include "rng.h"
 #include "sequential.h"
 #include "sync_check.h"
@@ -147,9 +147,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
           << " moves its bytes itself (0 here)" << std::endl;
     }
     if (!o.csv_path.empty()) {
-      const std::filesystem::path path(o.csv_path);
-      if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-      std::ofstream csv(o.csv_path);
+      std::ofstream csv = open_output_file(o.csv_path);
       csv << "mode,ranks,backend,link,step_ms,speedup,bytes_sent,bytes_model\n";
       for (const BenchRow& row : rows) {
         csv << row.name << "," << world << "," << group.backend() << ",\""
