@@ -42,6 +42,14 @@ std::string tp_usage_problem(int world, int tp, int64_t hidden) {
   return "";
 }
 
+std::string tp_flags_problem(int world, const TpTrainingOptions& o) {
+  if (o.hidden.size() != 1) {
+    return "--hidden takes one size here, the blocks' width H (got " +
+           std::to_string(o.hidden.size()) + " values): e.g. --hidden 256";
+  }
+  return tp_usage_problem(world, o.tp, o.hidden[0]);
+}
+
 TpGrid make_tp_grid(int world, int rank, int tp) {
   const int T = tp == 0 ? world : tp;
   if (T < 1 || world % T != 0) {
