@@ -66,8 +66,15 @@ struct PipelineOptions : DdpTrainingOptions {
 
 /// "" when the flags fit `np` ranks, else the usage error naming the numbers: --pp larger
 /// than the model's layers, --pp not dividing the ranks, --micro-batches not dividing a
-/// replica's share of the batch (--batch-size / D).
+/// replica's share of the batch (--batch-size / D), a --limit that leaves an epoch no
+/// whole batch (zero_steps_problem).
 std::string check_pipeline_flags(const PipelineOptions& o, int np);
+
+/// "" when `examples` training examples give each of `replicas` replicas at least one
+/// whole batch of batch_size / replicas rows (the loader drops a shorter last one); else
+/// the problem naming the sizes ("an epoch would train zero steps: 100 training examples
+/// are fewer than one batch (--batch-size 128) ...").
+std::string zero_steps_problem(int64_t examples, int replicas, int64_t batch_size);
 
 /// Where a rank sits (see LAYOUT above).
 struct PipelineLayout {
