@@ -7,6 +7,7 @@
 #include <functional>
 #include <iomanip>
 
+#include "bench_stats.h"
 #include "byte_stream.h"
 #include "collective_bench.h"
 #include "ddp_bench_flags.h"
@@ -17,6 +18,7 @@
 #include "optimizer.h"
 #include "output_file.h"
 #include "sync_check.h"
+#include "synthetic_batch.h"
 
 namespace course {
 
@@ -73,7 +75,7 @@ Verdict run_sharding_bench(ProcessGroup& group, const DdpBenchOptions& o, std::o
   const int world = group.size(), rank = group.rank();
   const bool talk = rank == 0;
   const std::vector<int64_t> sizes = ddp_bench_sizes(o);
-  const auto [bx, by] = bench_batch(o.batch_size, rank);
+  const auto [bx, by] = synthetic_batch(o.batch_size, 784, 10, rank);
   const Batch batch{bx, by};
   DdpTrainingOptions adam;
   adam.optimizer = "adam";

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <utility>
 
+#include "bench_stats.h"
 #include "byte_stream.h"
 #include "ddp_bench_flags.h"
 #include "ddp_training.h"
@@ -17,6 +18,7 @@
 #include "rng.h"
 #include "sequential.h"
 #include "sync_check.h"
+#include "synthetic_batch.h"
 
 namespace course {
 
@@ -91,7 +93,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
     add_row("powersgd rank " + std::to_string(r),
             {.hook = "powersgd", .powersgd_rank = r, .start_iter = 0});
   }
-  const auto batch = bench_batch(o.batch_size, rank);
+  const auto batch = synthetic_batch(o.batch_size, 784, 10, rank);
   const int64_t params = rows[0].model->parameter_count();
   if (talk) {
     out << "# lesson 14 --bench: MLP 784 -> " << o.hidden << " x " << o.layers << " -> 10, "

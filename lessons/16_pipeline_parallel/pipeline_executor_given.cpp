@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "clock.h"
 #include "error.h"
 #include "pipeline_executor.h"
 
@@ -14,10 +15,6 @@ namespace {
 
 // Start-up messages carry a tag no micro-batch uses (Gloo's tags end at 2^24 - 1).
 constexpr int kShapeTag = (1 << 24) - 1;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace
 

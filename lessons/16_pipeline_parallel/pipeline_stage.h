@@ -20,7 +20,7 @@
 //
 // SAME MODEL FOR ANY P. Every rank draws the whole MLP from one seed exactly as make_mlp
 // does (same Rng, same order) and keeps only its stage's layers, so stage 2 of P = 4 holds
-// the very numbers layers 3..5 of one process hold. Parameter names are the full model's
+// the very numbers layers [4, 7) of one process hold. Parameter names are the full model's
 // ("6.weight"), so a stage's state dict is a slice of the one-process checkpoint.
 //
 // What this is not: a tracer that cuts an arbitrary model (torch's pipeline() API); the
