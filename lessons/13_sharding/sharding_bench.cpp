@@ -9,6 +9,7 @@
 
 #include "bench_stats.h"
 #include "byte_stream.h"
+#include "clock.h"
 #include "collective_bench.h"
 #include "ddp_bench_flags.h"
 #include "ddp_training.h"
@@ -120,14 +121,13 @@ Verdict run_sharding_bench(ProcessGroup& group, const DdpBenchOptions& o, std::o
       const uint64_t before = tcp_bytes_sent();
       const auto start = Clock::now();
       ddp_train_step(model, *optimizer, sync, batch);
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      const double seconds = seconds_since(start);
       if (step < o.warmup) continue;
       times.push_back(seconds);
       sent.push_back(static_cast<double>(tcp_bytes_sent() - before) / 4.0);
     }
     row.median = slowest_median(times, group);
-    std::sort(sent.begin(), sent.end());
-    row.values_sent = sent[sent.size() / 2];
+    row.values_sent = median(sent);
     row.values_model = modelled_values_sent(stage, psi, world);
     row.ledger_peak = static_cast<double>(ledger.peak_bytes());
     row.model_bytes = modelled_bytes_per_rank(stage, psi, world, 2, largest, 2);

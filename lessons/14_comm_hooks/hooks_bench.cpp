@@ -9,6 +9,7 @@
 
 #include "bench_stats.h"
 #include "byte_stream.h"
+#include "clock.h"
 #include "ddp_bench_flags.h"
 #include "ddp_training.h"
 #include "emulated_link.h"
@@ -110,7 +111,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
       const uint64_t sent = tcp_bytes_sent();
       const auto start = Clock::now();
       ddp_train_step(*row.model, *row.optimizer, *row.sync, {batch.first, batch.second});
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      const double seconds = seconds_since(start);
       if (round < o.warmup) continue;
       row.times.push_back(seconds);
       row.bytes.push_back(static_cast<double>(tcp_bytes_sent() - sent));
@@ -118,8 +119,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
   }
   for (BenchRow& row : rows) {
     row.median = slowest_median(row.times, group);
-    std::sort(row.bytes.begin(), row.bytes.end());
-    row.bytes_per_step = row.bytes[row.bytes.size() / 2];
+    row.bytes_per_step = median(row.bytes);
     row.modelled_bytes = modelled_bytes(row, world);
   }
   std::string differs;

@@ -8,6 +8,7 @@
 
 #include "bench_table.h"
 #include "checkpoint.h"
+#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "distributed_sampler.h"
 #include "error.h"
@@ -239,7 +240,7 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
       samples += batch->targets.numel();
       steps += 1;
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     const double accuracy = tp_test_accuracy(model, test_loader);
     if (epoch < kTargetEpochs && accuracy > best_accuracy) {
       best_accuracy = accuracy;
