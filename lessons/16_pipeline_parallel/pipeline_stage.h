@@ -10,7 +10,8 @@
 //
 //   layers     0        1        2        3        4        5        6        7        8
 //   params   201k      66k      66k      66k      66k      66k      66k      66k     2.6k
-//   P = 4   |stage 0|stage 1 ......|stage 2 ..........|stage 3 ...........................|
+//   P = 4 | stage 0 | stage 1                  | stage 2                  | stage 3       |
+//           [0, 1)    [1, 4)                     [4, 7)                     [7, 9)
 //
 // BALANCE. The pipeline runs as fast as its slowest stage, so partition_layers picks the
 // contiguous cut whose most expensive stage is cheapest (dynamic programming over the cut
