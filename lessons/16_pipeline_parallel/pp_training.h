@@ -19,7 +19,8 @@
 // optimizer.step on the stage's own parameters. After each epoch the test set flows
 // through the stages forward only (evaluate_pipeline) and the last stage counts the correct
 // answers. PASS: the best test accuracy within the epochs reaches --target (lesson 07's
-// 85%).
+// 85%). --init and --checkpoint read and write the whole model under one process's names
+// (pp_checkpoint.h).
 //
 // PIPELINE x DATA PARALLELISM. With D > 1 replicas, stage s of every replica forms a
 // data-parallel group (the "dp" dimension of the device mesh {dp: D, pp: P}, device_mesh.h):
