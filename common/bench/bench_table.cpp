@@ -3,11 +3,11 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "error.h"
+#include "output_file.h"
 
 namespace course {
 
@@ -74,11 +74,7 @@ std::string BenchTable::to_csv() const {
 }
 
 void BenchTable::write_csv(const std::string& path) const {
-  const std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream file(path);
-  if (!file) throw_system_error("cannot write the CSV file " + path, "check the directory");
+  std::ofstream file = open_output_file(path);
   file << to_csv();
   if (!file) throw_system_error("writing the CSV file " + path);
 }

@@ -10,6 +10,7 @@
 
 #include "collective_bench.h"
 #include "error.h"
+#include "output_file.h"
 
 namespace course {
 
@@ -65,10 +66,8 @@ bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string
   std::filesystem::path dat = svg, gp = svg;
   dat.replace_extension(".dat");
   gp.replace_extension(".gp");
-  std::error_code ec;
-  if (svg.has_parent_path()) std::filesystem::create_directories(svg.parent_path(), ec);
   {
-    std::ofstream out(dat);
+    std::ofstream out = open_output_file(dat.string());
     for (const auto& [key, points] : series) {
       out << "# " << key.first << ", " << key.second << " ranks\n";
       for (const auto& [size, busbw] : points) out << size << ' ' << busbw << '\n';
@@ -76,7 +75,7 @@ bool plot_busbw_svg(const std::vector<std::string>& csv_paths, const std::string
     }
   }
   {
-    std::ofstream out(gp);
+    std::ofstream out = open_output_file(gp.string());
     out << "# " << gp.filename().string() << ": written by plot_busbw_svg "
         << "(common/bench/busbw_plot.cpp); run: gnuplot " << gp.filename().string() << "\n"
         << "set terminal svg size 960,540 dynamic noenhanced font 'sans,13' background rgb "

@@ -1,9 +1,7 @@
 // svg_canvas.cpp: see svg_canvas.h.
 #include "svg_canvas.h"
 
-#include <fstream>
-
-#include "error.h"
+#include "output_file.h"
 
 namespace course {
 
@@ -89,10 +87,7 @@ std::string SvgCanvas::str() const {
 }
 
 void SvgCanvas::write(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary);
-  out << str();
-  out.close();
-  if (!out) throw SystemError("cannot write " + path + ": check that its directory exists");
+  write_output_file(path, str());
 }
 
 }  // namespace course

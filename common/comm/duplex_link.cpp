@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "activity.h"
 #include "error.h"
@@ -203,7 +204,8 @@ void DuplexLink::recv(void* data, size_t bytes) {
     try_send();
     return;
   }
-  ActivityScope activity("recv " + describe("from"));
+  std::optional<ActivityScope> activity;  // its text only when recorded (activity.h)
+  if (activity_recorded()) activity.emplace("recv " + describe("from"));
   for (;;) {
     const bool sent = try_send();
     const bool got = try_recv(p, done, bytes);
@@ -223,7 +225,8 @@ void DuplexLink::flush() {
     return;
   }
   if (queue_.empty()) return;
-  ActivityScope activity("send " + describe("to"));
+  std::optional<ActivityScope> activity;
+  if (activity_recorded()) activity.emplace("send " + describe("to"));
   while (!queue_.empty()) {
     if (!try_send()) wait_ready(false);
   }

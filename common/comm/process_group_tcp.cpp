@@ -2,6 +2,8 @@
 // lessons' algorithms (see process_group_tcp.h).
 #include "process_group_tcp.h"
 
+#include <optional>
+
 #include "activity.h"
 #include "collective_checks.h"
 #include "error.h"
@@ -67,7 +69,9 @@ void TcpProcessGroup::run(const char* entry, bool entry_installed,
                       "all_to_all: install_lesson04)");
   }
   comm_.check_not_aborted();
-  const ActivityLabel label(algorithm_label(algorithms_, entry));
+  // The label's text is built only when a hang report could show it (activity.h).
+  std::optional<ActivityLabel> label;
+  if (activity_recorded()) label.emplace(algorithm_label(algorithms_, entry));
   if (!monitor_ || is_point_to_point(entry)) {
     calls_.run_inline(call);
     return;
@@ -172,7 +176,10 @@ WorkPtr TcpProcessGroup::submit(const char* entry, bool entry_installed, std::fu
   comm_.check_not_aborted();
   return calls_.submit(monitored(entry,
                                  [this, entry, call = std::move(call)] {
-                                   const ActivityLabel label(algorithm_label(algorithms_, entry));
+                                   std::optional<ActivityLabel> label;
+                                   if (activity_recorded()) {
+                                     label.emplace(algorithm_label(algorithms_, entry));
+                                   }
                                    call();
                                  }),
                        what, /*run_on_wait=*/true);

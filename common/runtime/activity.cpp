@@ -52,8 +52,12 @@ void activity_ignore_this_thread() {
   t_ignored = true;
 }
 
+bool activity_recorded() {
+  return !t_ignored && g_slot.load(std::memory_order_acquire) != nullptr;
+}
+
 ActivityScope::ActivityScope(const std::string& what) {
-  if (t_ignored || g_slot.load(std::memory_order_acquire) == nullptr) return;
+  if (!activity_recorded()) return;
   active_ = true;
   previous_ = t_current;
   t_current = t_label.empty() ? what : t_label + ": " + what;
@@ -68,7 +72,7 @@ ActivityScope::~ActivityScope() {
 }
 
 ActivityLabel::ActivityLabel(const std::string& algorithm) {
-  if (t_ignored || g_slot.load(std::memory_order_acquire) == nullptr) return;
+  if (!activity_recorded()) return;
   active_ = true;
   previous_ = t_label;
   t_label = algorithm;
@@ -79,7 +83,7 @@ ActivityLabel::~ActivityLabel() {
 }
 
 ActivityContext::ActivityContext(const std::string& operation) {
-  if (t_ignored || g_slot.load(std::memory_order_acquire) == nullptr) return;
+  if (!activity_recorded()) return;
   active_ = true;
   previous_ = t_context;
   t_context = operation;

@@ -29,6 +29,15 @@ std::string activity_read(const char* slot, size_t size);
 /// waits never hide what the rank's own threads are blocked in.
 void activity_ignore_this_thread();
 
+/// Whether an activity opened on this thread now would be published: a slot is attached
+/// and the thread is not ignored. A caller on a hot path (a collective, a ring step, a
+/// socket call that has to wait) builds its description only when this is true, so that
+/// with no slot attached (./lessonNN, a benchmark) it formats no string per call:
+///
+///   std::optional<ActivityScope> activity;
+///   if (activity_recorded()) activity.emplace("recv from " + peer);
+bool activity_recorded();
+
 /// Marks the current thread as blocked in `what` ("recv from rank 1") until destroyed;
 /// restores the previous description then. Costs a short copy when a slot is attached,
 /// nothing otherwise.

@@ -5,8 +5,8 @@
 //   run_epoch();
 //   std::cout << seconds_since(start) << " s\n";
 //
-// What this is not: a timer class or a statistics package. Benchmarks take their own
-// medians and ratios; this only reads the clock.
+// What this is not: a timer class or a statistics package: the benchmarks' medians are
+// common/bench/bench_stats.h; this only reads the clock.
 #pragma once
 
 #include <chrono>

@@ -115,7 +115,7 @@ void send_iov(int fd, iovec* iov, int count, const Deadline& deadline, const std
         throw TimeoutError(send_timeout_message(deadline, total, sent, peer));
       }
       arm_timeout(fd, SO_SNDTIMEO, deadline);
-      if (!blocking) activity.emplace("send to " + peer);
+      if (!blocking && activity_recorded()) activity.emplace("send to " + peer);
       blocking = true;
       continue;
     }
@@ -145,7 +145,7 @@ void recv_exact(int fd, char* data, size_t n, const Deadline& deadline, const st
         throw TimeoutError(recv_timeout_message(deadline, n, got, peer));
       }
       arm_timeout(fd, SO_RCVTIMEO, deadline);
-      if (!blocking) activity.emplace("recv from " + peer);
+      if (!blocking && activity_recorded()) activity.emplace("recv from " + peer);
       blocking = true;
       continue;
     }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "bench_stats.h"
 #include "clock.h"
 #include "error.h"
 #include "point_to_point.h"
@@ -29,12 +30,6 @@ int pingpong_iterations(size_t bytes) {
 /// Messages in one streaming sample of `bytes` each (about 8 MiB in all).
 int window_messages(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((8u << 20) / bytes, 2, 2000));
-}
-
-double median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  const size_t n = samples.size();
-  return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
 }
 
 /// The two ways of moving n bytes that the benchmark compares.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "ddp_training.h"
 #include "flag_checks.h"
@@ -17,13 +18,19 @@
 
 namespace course {
 
+/// What --init's help says where rank 0 loads the file and broadcasts it (lessons 09-14).
+inline constexpr const char* kInitRankZeroHelp =
+    "safetensors state dict to start from (rank 0 loads it)";
+
 /// Adds the options of DdpTrainingOptions, except --target, to a driver's flags.
-inline void add_ddp_training_flags(Flags& flags, DdpTrainingOptions& o) {
+/// `init_help`: what --init does in this lesson (who reads the file).
+inline void add_ddp_training_flags(Flags& flags, DdpTrainingOptions& o,
+                                   const std::string& init_help = kInitRankZeroHelp) {
   add_data_flags(flags, o, "examples per step on each rank",
                  "seed for initialisation (plus the rank) and shuffling");
   add_optimizer_flags(flags, o);
   add_device_flag(flags, o.device);
-  flags.option("--init", o.init, "safetensors state dict to start from (rank 0 loads it)");
+  flags.option("--init", o.init, init_help);
   flags.option("--checkpoint", o.checkpoint, "rank 0 writes the final state dict here")
       .check(writable(OutputPath::kFile));
   flags.flag(

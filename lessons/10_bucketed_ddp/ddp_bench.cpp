@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 
+#include "bench_stats.h"
 #include "bench_table.h"
 #include "clock.h"
 #include "ddp_bench_flags.h"
@@ -26,30 +27,10 @@
 #include "rng.h"
 #include "sequential.h"
 #include "svg_canvas.h"
+#include "synthetic_batch.h"
 #include "tensor_ops.h"
 
 namespace course {
-
-// Synthetic inputs: index-dependent, different on every rank.
-std::pair<Tensor, Tensor> bench_batch(int64_t rows, int rank) {
-  Tensor x = Tensor::empty({rows, 784});
-  Tensor y = Tensor::empty({rows});
-  for (int64_t i = 0; i < rows; ++i) {
-    y.data()[i] = static_cast<float>((i + rank) % 10);
-    for (int64_t j = 0; j < 784; ++j) {
-      x.data()[i * 784 + j] = static_cast<float>(std::sin(0.01 * (j + 1) * (i + 3 + 7 * rank)));
-    }
-  }
-  return {x, y};
-}
-
-// The slowest rank's median: a step is as slow as its slowest rank.
-double slowest_median(std::vector<double> times, ProcessGroup& group) {
-  std::sort(times.begin(), times.end());
-  float median = static_cast<float>(times[times.size() / 2]);
-  group.all_reduce(std::span<float>(&median, 1), ReduceOp::MAX);
-  return median;
-}
 
 namespace {
 
@@ -70,12 +51,6 @@ double cpu_seconds() {
     return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
   };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 // Largest |parameter difference| between this rank and rank 0, on every rank.
@@ -103,7 +78,7 @@ Setup make_setup(const DdpBenchOptions& o, int rank) {
   Setup s;
   s.model = make_mlp(sizes, rng);
   s.optimizer = std::make_unique<Sgd>(s.model->parameters(), SgdOptions{.lr = 1e-3f});
-  s.batch = bench_batch(o.batch_size, rank);
+  s.batch = synthetic_batch(o.batch_size, 784, 10, rank);
   return s;
 }
 
@@ -347,12 +322,12 @@ Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& o) {
     for (Contender& c : rows) {
       if (c.name == "all_reduce 4 B" || c.micro_batches != 1) continue;
       const auto ms = [&](const std::vector<double>& v) {
-        return c.ddp ? format_fixed(1e3 * median_of(v), 1) : std::string("-");
+        return c.ddp ? format_fixed(1e3 * median(v), 1) : std::string("-");
       };
-      parts.add_row({c.name, format_fixed(1e3 * median_of(c.times), 1), ms(c.hooks), ms(c.wait),
-                     ms(c.copy_back), format_fixed(1e3 * median_of(c.cpu), 1),
-                     format_fixed(median_of(c.switches), 0)},
-                    out);
+      parts.add_row(
+          {c.name, format_fixed(1e3 * median(c.times), 1), ms(c.hooks), ms(c.wait), ms(c.copy_back),
+           format_fixed(1e3 * median(c.cpu), 1), format_fixed(median(c.switches), 0)},
+          out);
     }
   }
   if (rank == 0) {

@@ -49,14 +49,6 @@ struct DdpBenchOptions {
   std::string svg_path = "bench-results/lesson10_buckets.svg";
 };
 
-/// A synthetic batch of `rows` examples of 784 inputs and 10 classes, index-dependent and
-/// different on every rank (what every row of the table trains on; lesson 14's too).
-std::pair<Tensor, Tensor> bench_batch(int64_t rows, int rank);
-
-/// The median of this rank's `times`, then the largest over the ranks (a step is as slow
-/// as its slowest rank). Collective.
-double slowest_median(std::vector<double> times, ProcessGroup& group);
-
 /// Runs the table above on `group` (every rank calls it). Returns the verdict: PASS when
 /// every bucketed run left identical parameters on every rank.
 Verdict run_ddp_bench(ProcessGroup& group, const DdpBenchOptions& options);

@@ -5,12 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "bench_table.h"
 #include "error.h"
+#include "output_file.h"
 #include "svg_canvas.h"
 
 namespace course {
@@ -105,13 +105,6 @@ double earliest(const std::vector<std::vector<TraceSpan>>& ranks) {
   return std::isfinite(t0) ? t0 : 0;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw SystemError("cannot write " + path + ": check that its directory exists");
-}
-
 // What a span is, for its colour and its category in the viewer.
 std::string category(const TraceSpan& s) {
   for (const char* prefix : {"forward", "backward", "hook", "all_reduce", "wait", "optimizer"}) {
@@ -152,7 +145,7 @@ void write_chrome_trace(const std::string& path, const std::vector<std::vector<T
     }
   }
   out << "\n]}\n";
-  write_file(path, out.str());
+  write_output_file(path, out.str());
 }
 
 void write_timeline_svg(const std::string& path, const std::vector<std::vector<TraceSpan>>& ranks,

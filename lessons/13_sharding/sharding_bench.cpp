@@ -3,12 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iomanip>
 
+#include "bench_stats.h"
 #include "byte_stream.h"
+#include "clock.h"
 #include "collective_bench.h"
 #include "ddp_bench_flags.h"
 #include "ddp_training.h"
@@ -16,7 +17,9 @@
 #include "emulated_link.h"
 #include "fsdp.h"
 #include "optimizer.h"
+#include "output_file.h"
 #include "sync_check.h"
+#include "synthetic_batch.h"
 
 namespace course {
 
@@ -73,7 +76,7 @@ Verdict run_sharding_bench(ProcessGroup& group, const DdpBenchOptions& o, std::o
   const int world = group.size(), rank = group.rank();
   const bool talk = rank == 0;
   const std::vector<int64_t> sizes = ddp_bench_sizes(o);
-  const auto [bx, by] = bench_batch(o.batch_size, rank);
+  const auto [bx, by] = synthetic_batch(o.batch_size, 784, 10, rank);
   const Batch batch{bx, by};
   DdpTrainingOptions adam;
   adam.optimizer = "adam";
@@ -118,14 +121,13 @@ Verdict run_sharding_bench(ProcessGroup& group, const DdpBenchOptions& o, std::o
       const uint64_t before = tcp_bytes_sent();
       const auto start = Clock::now();
       ddp_train_step(model, *optimizer, sync, batch);
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      const double seconds = seconds_since(start);
       if (step < o.warmup) continue;
       times.push_back(seconds);
       sent.push_back(static_cast<double>(tcp_bytes_sent() - before) / 4.0);
     }
     row.median = slowest_median(times, group);
-    std::sort(sent.begin(), sent.end());
-    row.values_sent = sent[sent.size() / 2];
+    row.values_sent = median(sent);
     row.values_model = modelled_values_sent(stage, psi, world);
     row.ledger_peak = static_cast<double>(ledger.peak_bytes());
     row.model_bytes = modelled_bytes_per_rank(stage, psi, world, 2, largest, 2);
@@ -162,9 +164,7 @@ Verdict run_sharding_bench(ProcessGroup& group, const DdpBenchOptions& o, std::o
           << " moves its bytes itself (0 here)" << std::endl;
     }
     if (!o.csv_path.empty()) {
-      const std::filesystem::path path(o.csv_path);
-      if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-      std::ofstream csv(o.csv_path);
+      std::ofstream csv = open_output_file(o.csv_path);
       csv << "mode,ranks,backend,link,state_bytes,model_bytes,all_tensor_bytes,values_sent,"
              "values_model,step_ms,speedup\n";
       for (const StageRow& row : rows) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "checkpoint.h"
+#include "clock.h"
 #include "distributed_sampler.h"
 #include "error.h"
 #include "flag_agreement.h"
@@ -130,7 +131,7 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
       loss_sum += static_cast<double>(r.loss) * static_cast<double>(batch->targets.numel());
       samples += batch->targets.numel();
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     const EvalStats e = evaluate(model, test_loader);  // every rank: stage 3 gathers
     if (epoch < kTargetEpochs) best = std::max(best, e.accuracy);
     if (talk) {

@@ -3,20 +3,23 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <utility>
 
+#include "bench_stats.h"
 #include "byte_stream.h"
+#include "clock.h"
 #include "ddp_bench_flags.h"
 #include "ddp_training.h"
 #include "emulated_link.h"
 #include "hooked_ddp.h"
 #include "optimizer.h"
+#include "output_file.h"
 #include "rng.h"
 #include "sequential.h"
 #include "sync_check.h"
+#include "synthetic_batch.h"
 
 namespace course {
 
@@ -91,7 +94,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
     add_row("powersgd rank " + std::to_string(r),
             {.hook = "powersgd", .powersgd_rank = r, .start_iter = 0});
   }
-  const auto batch = bench_batch(o.batch_size, rank);
+  const auto batch = synthetic_batch(o.batch_size, 784, 10, rank);
   const int64_t params = rows[0].model->parameter_count();
   if (talk) {
     out << "# lesson 14 --bench: MLP 784 -> " << o.hidden << " x " << o.layers << " -> 10, "
@@ -108,7 +111,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
       const uint64_t sent = tcp_bytes_sent();
       const auto start = Clock::now();
       ddp_train_step(*row.model, *row.optimizer, *row.sync, {batch.first, batch.second});
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      const double seconds = seconds_since(start);
       if (round < o.warmup) continue;
       row.times.push_back(seconds);
       row.bytes.push_back(static_cast<double>(tcp_bytes_sent() - sent));
@@ -116,8 +119,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
   }
   for (BenchRow& row : rows) {
     row.median = slowest_median(row.times, group);
-    std::sort(row.bytes.begin(), row.bytes.end());
-    row.bytes_per_step = row.bytes[row.bytes.size() / 2];
+    row.bytes_per_step = median(row.bytes);
     row.modelled_bytes = modelled_bytes(row, world);
   }
   std::string differs;
@@ -147,9 +149,7 @@ Verdict run_hooks_bench(ProcessGroup& group, const DdpBenchOptions& o, std::ostr
           << " moves its bytes itself (0 here)" << std::endl;
     }
     if (!o.csv_path.empty()) {
-      const std::filesystem::path path(o.csv_path);
-      if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-      std::ofstream csv(o.csv_path);
+      std::ofstream csv = open_output_file(o.csv_path);
       csv << "mode,ranks,backend,link,step_ms,speedup,bytes_sent,bytes_model\n";
       for (const BenchRow& row : rows) {
         csv << row.name << "," << world << "," << group.backend() << ",\""

@@ -75,11 +75,12 @@ int main(int argc, char** argv) {
   config.check_flags = [](const course::DriverArgs& args) {
     // Ranks started by hand (RANK set) count WORLD_SIZE, a launch counts --np.
     const int world = course::started_as_rank() ? course::read_dist_env().world_size : args.np;
-    return course::tp_usage_problem(world, g_training.tp,
-                                    g_training.hidden.empty() ? 0 : g_training.hidden[0]);
+    return course::tp_flags_problem(world, g_training);
   };
   const auto add_options = [](course::Flags& flags) {
-    course::add_ddp_training_flags(flags, g_training);
+    course::add_ddp_training_flags(
+        flags, g_training,
+        "safetensors state dict to start from (every rank loads it and cuts its shards)");
     course::add_target_flag(flags, g_training);
     flags
         .option("--tp", g_training.tp,

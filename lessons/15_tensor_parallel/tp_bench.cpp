@@ -9,12 +9,15 @@
 #include <memory>
 #include <sstream>
 
+#include "bench_stats.h"
 #include "bench_table.h"
 #include "byte_stream.h"
+#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "emulated_link.h"
 #include "ops.h"
 #include "optimizer.h"
+#include "synthetic_batch.h"
 #include "vocab_parallel_loss.h"
 
 namespace course {
@@ -22,31 +25,6 @@ namespace course {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// The slowest rank's value of each entry.
-std::vector<double> slowest(const std::vector<double>& mine, ProcessGroup& world) {
-  std::vector<float> v(mine.begin(), mine.end());
-  world.all_reduce(v, ReduceOp::MAX);
-  return {v.begin(), v.end()};
-}
-
-Batch synthetic_batch(int64_t rows, int64_t inputs, int salt) {
-  Tensor x = Tensor::empty({rows, inputs});
-  std::vector<float> y(static_cast<size_t>(rows));
-  Rng rng(static_cast<uint64_t>(salt) + 1);
-  for (float& v : x.span()) v = rng.uniform(-1.0f, 1.0f);
-  for (int64_t i = 0; i < rows; ++i) y[i] = static_cast<float>((i * 7 + salt) % 10);
-  return {x, Tensor::from_vector({rows}, y)};
-}
 
 struct Calibration {
   double per_param = 0;  // seconds of one Adam step per parameter
@@ -91,7 +69,7 @@ Calibration calibrate(const ModelShape& shape, ProcessGroup& world) {
       world.all_reduce(data, ReduceOp::SUM);
       if (i >= 2) times.push_back(seconds_since(start));
     }
-    return median(slowest(times, world));
+    return median(slowest_samples(times, world));
   };
   const double n1 = 4.0 * 4096, n2 = 4.0 * (1 << 20);
   const double t1 = time_all_reduce(4096), t2 = time_all_reduce(1 << 20);
@@ -217,7 +195,8 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups&
       TpTrainingOptions adam = o;
       adam.optimizer = "adam";
       std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(adam, model.parameters());
-      const Batch batch = synthetic_batch(T * b, shape.inputs, groups.grid.dp_index);
+      auto [x, y] = synthetic_batch(T * b, shape.inputs, shape.classes, groups.grid.dp_index);
+      const Batch batch{x, y};
       for (int i = 0; i < bench.warmup; ++i) tp_train_step(model, *optimizer, sync.get(), batch);
       std::vector<double> times, sent;
       const int64_t live_before = Storage::live_cpu_bytes();
@@ -231,7 +210,7 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups&
         sent.push_back(static_cast<double>(tcp_bytes_sent() - before));
       }
       row.peak = static_cast<double>(Storage::peak_cpu_bytes() - live_before);
-      row.step = median(slowest(times, world));
+      row.step = median(slowest_samples(times, world));
       row.sent = counted ? median(sent) : 0;
       row.state = static_cast<double>(model_state_bytes(model, *optimizer).total());
       row.state_model = 16.0 * static_cast<double>(shape.parameters_per_rank(T));

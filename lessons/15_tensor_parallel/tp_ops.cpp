@@ -43,7 +43,7 @@ std::vector<Tensor> ReduceFromTpBackward::apply(const Tensor& g) {
 Variable gather_from_tp(const Variable& x, ProcessGroup& tp) {
   if (x.dim() != 2) {
     throw ConfigError("gather_from_tp: expected a 2-D [B, n] input, got " + shape_str(x.shape()) +
-                      " on rank " + std::to_string(tp.rank()));
+                      " on tensor-parallel rank " + std::to_string(tp.rank()));
   }
   Variable out;
   // TODO(lesson15): all_gather_columns, then record GatherFromTpBackward with the group
@@ -62,7 +62,7 @@ Variable scatter_to_tp(const Variable& x, ProcessGroup& tp) {
   if (x.dim() != 2 || x.size(1) % T != 0) {
     throw ConfigError("scatter_to_tp: the input " + shape_str(x.shape()) +
                       " must be 2-D with a last dimension that " + std::to_string(T) +
-                      " ranks divide (rank " + std::to_string(tp.rank()) + ")");
+                      " ranks divide (tensor-parallel rank " + std::to_string(tp.rank()) + ")");
   }
   Variable out;
   // TODO(lesson15): this rank's columns of x, then record ScatterToTpBackward

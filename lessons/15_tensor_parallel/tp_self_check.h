@@ -11,7 +11,10 @@
 //      tensors; a row bias added on every rank is named as added T times.
 //   3. vocab_parallel_cross_entropy and its backward against lesson 06's cross_entropy,
 //      with 10 classes (padded when T does not divide them; the padded columns hold large
-//      values, which the loss must ignore).
+//      values, which the loss must ignore), then with logits of 100 and more whose shards'
+//      maxima lie 30 apart: a loss that overflows is named (subtract the row maximum), and
+//      one computed with each rank's own maximum (the MAX all-reduce left out) or with the
+//      padded columns is named by that cause.
 //
 // Collective over `tp`: every rank runs every check; the first problem found on any rank
 // is returned on every rank. What this is not: the lesson's tests (make grade-lesson15),

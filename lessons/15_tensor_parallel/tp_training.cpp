@@ -8,6 +8,7 @@
 
 #include "bench_table.h"
 #include "checkpoint.h"
+#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "distributed_sampler.h"
 #include "error.h"
@@ -40,6 +41,14 @@ std::string tp_usage_problem(int world, int tp, int64_t hidden) {
            " features) is not divisible by --tp " + std::to_string(T);
   }
   return "";
+}
+
+std::string tp_flags_problem(int world, const TpTrainingOptions& o) {
+  if (o.hidden.size() != 1) {
+    return "--hidden takes one size here, the blocks' width H (got " +
+           std::to_string(o.hidden.size()) + " values): e.g. --hidden 256";
+  }
+  return tp_usage_problem(world, o.tp, o.hidden[0]);
 }
 
 TpGrid make_tp_grid(int world, int rank, int tp) {
@@ -231,7 +240,7 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
       samples += batch->targets.numel();
       steps += 1;
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     const double accuracy = tp_test_accuracy(model, test_loader);
     if (epoch < kTargetEpochs && accuracy > best_accuracy) {
       best_accuracy = accuracy;

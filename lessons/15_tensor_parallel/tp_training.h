@@ -70,6 +70,11 @@ struct TpGrid {
 /// problem naming both numbers ("--tp 3 does not divide --np 4 ranks").
 std::string tp_usage_problem(int world, int tp, int64_t hidden);
 
+/// ./lesson15's flags, checked before any rank starts (a usage error, exit 64): --hidden
+/// takes one size, the blocks' width H ("--hidden 128 128" is refused), then
+/// tp_usage_problem(world, o.tp, H). "" when they fit.
+std::string tp_flags_problem(int world, const TpTrainingOptions& o);
+
 /// The grid of `world` ranks at tensor-parallel size `tp` (0: world). REQUIRES: no
 /// tp_usage_problem (ConfigError otherwise).
 TpGrid make_tp_grid(int world, int rank, int tp);

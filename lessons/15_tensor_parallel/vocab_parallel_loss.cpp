@@ -21,10 +21,10 @@ Variable vocab_parallel_cross_entropy(const Variable& logits_t, const Tensor& ta
   const int64_t B = logits_t.size(0), n = logits_t.size(1);
   if (logits_t.dim() != 2 || n * T != padded_classes(classes, T) || targets.numel() != B) {
     throw ConfigError("vocab_parallel_cross_entropy: logits " + shape_str(logits_t.shape()) +
-                      " on rank " + std::to_string(tp.rank()) + " of " + std::to_string(T) +
-                      " for " + std::to_string(classes) + " classes (padded to " +
-                      std::to_string(padded_classes(classes, T)) + ") and " +
-                      std::to_string(targets.numel()) + " targets");
+                      " on tensor-parallel rank " + std::to_string(tp.rank()) + " of " +
+                      std::to_string(T) + " for " + std::to_string(classes) +
+                      " classes (padded to " + std::to_string(padded_classes(classes, T)) +
+                      ") and " + std::to_string(targets.numel()) + " targets");
   }
   // This rank's first class, and how many of its columns are real classes (not padding).
   const int64_t first = tp.rank() * n;

@@ -5,6 +5,8 @@
 //   ./lesson16 --np 4 --pp 4 --micro-batches 8 --schedule gpipe
 //   ./lesson16 --np 4 --pp 2                                      # 2 replicas of 2 stages
 //   ./lesson16 --bench --np 4 [--link 10gbit]
+//   ./lesson16 --checkpoint mlp.safetensors   # the whole model, one process's names
+//   ./lesson16 --np 2 --init mlp.safetensors  # any cut starts from it (pp_checkpoint.h)
 //
 // First a self-check of your schedule builder, schedule check and executor against the
 // closed forms and one process (pp_self_check.h). Then every rank trains its stage of
@@ -43,7 +45,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   }
   const std::string problem = course::run_lesson16_self_check(*pg);
   if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson16SelfCheckPassed << std::endl;
+  if (ctx.rank() == 0) {
+    std::cout << course::kLesson16SelfCheckPassed << std::endl
+              << course::deadlock_demonstration() << std::endl;
+  }
   if (ctx.args().bench) return course::run_pipeline_bench(*pg, g_bench, std::cout);
   // D > 1 replicas: the mesh {dp: D, pp: P} (world rank = replica * P + stage) gives each
   // stage its data-parallel group.
@@ -78,6 +83,13 @@ int main(int argc, char** argv) {
     course::add_data_flags(flags, g_training,
                            "examples per step, all replicas together (each takes 1/D of them)");
     course::add_optimizer_flags(flags, g_training);
+    flags.option("--init", g_training.init,
+                 "safetensors state dict of the whole model to start from (lesson 07's names; "
+                 "every stage loads its layers from it)");
+    flags
+        .option("--checkpoint", g_training.checkpoint,
+                "rank 0 writes the whole model's final state dict here, gathered from the stages")
+        .check(course::writable(course::OutputPath::kFile));
     flags.flag(
         "--no-shuffle", [] { g_training.shuffle = false; },
         "visit the examples in file order every epoch");

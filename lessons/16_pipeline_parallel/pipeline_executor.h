@@ -112,6 +112,9 @@ class PipelineExecutor {
 
   /// Runs F or B (forward_action, backward_action: the exercise), timed, traced.
   void compute(const Action& a);
+  /// After F m: micro-batch m's output is kept (on the last stage, the scalar loss); after
+  /// B m: it is released. ConfigError naming the action otherwise (given).
+  void check_kept(const Action& a) const;
   void post_receive(const Action& a);
   void forward_action(int m);
   void backward_action(int m);

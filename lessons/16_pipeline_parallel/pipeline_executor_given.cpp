@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "clock.h"
 #include "error.h"
 #include "pipeline_executor.h"
 
@@ -14,10 +15,6 @@ namespace {
 
 // Start-up messages carry a tag no micro-batch uses (Gloo's tags end at 2^24 - 1).
 constexpr int kShapeTag = (1 << 24) - 1;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace
 
@@ -146,6 +143,7 @@ void PipelineExecutor::compute(const Action& a) {
   } else {
     backward_action(a.micro_batch);
   }
+  check_kept(a);
   if (placement_.modelled_forward_ms > 0) {
     const double ms = placement_.modelled_forward_ms * (a.kind == ActionKind::forward ? 1 : 2);
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1e3)));
@@ -157,6 +155,34 @@ void PipelineExecutor::compute(const Action& a) {
         TraceRecorder::kCompute,
         (a.kind == ActionKind::forward ? "forward " : "backward ") + std::to_string(a.micro_batch),
         wait_end_us_, t1);
+  }
+}
+
+void PipelineExecutor::check_kept(const Action& a) const {
+  // What the exercise must leave in in_flight_[m]: after F m its output (on the last stage
+  // the scalar loss), after B m nothing. A mistake is named here, at the action that made
+  // it, rather than later by an autograd or send error on another micro-batch.
+  const int m = a.micro_batch;
+  const auto it = in_flight_.find(m);
+  const Variable kept = it == in_flight_.end() ? Variable() : it->second.output;
+  const std::string mb = "micro-batch " + std::to_string(m);
+  if (a.kind == ActionKind::forward) {
+    if (!kept.defined()) {
+      throw ConfigError(where(a) + ": forward_action(" + std::to_string(m) +
+                        ") kept no output for " + mb + " (in_flight_[" + std::to_string(m) +
+                        "].output)");
+    }
+    if (stage_.ends_model() && kept.numel() != 1) {
+      throw ConfigError(where(a) + ": forward_action(" + std::to_string(m) + ") keeps " +
+                        shape_str(kept.shape()) + " for " + mb +
+                        "'s backward on the last stage, not its loss: keep cross_entropy(logits, "
+                        "targets[m]) / M, a scalar, for every micro-batch m");
+    }
+  } else if (kept.defined()) {
+    throw ConfigError(where(a) + ": backward_action(" + std::to_string(m) + ") left " + mb +
+                      "'s output held after its backward: start from in_flight_[" +
+                      std::to_string(m) + "], " + mb +
+                      "'s own output and gradient (not another micro-batch's), and release it");
   }
 }
 

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <limits>
 
+#include "bench_stats.h"
+#include "clock.h"
 #include "error.h"
 #include "ops.h"
 #include "rng.h"
@@ -33,11 +35,10 @@ std::vector<double> measure_layer_seconds(const std::vector<int64_t>& sizes, int
       const auto t0 = std::chrono::steady_clock::now();
       Variable out = layer.forward(Variable(x, /*requires_grad=*/true));
       out.backward(Tensor::full(out.shape(), 1.0f));
-      runs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      runs.push_back(seconds_since(t0));
       layer.zero_grad();
     }
-    std::sort(runs.begin(), runs.end());
-    seconds.push_back(runs[runs.size() / 2]);
+    seconds.push_back(median(runs));
   }
   return seconds;
 }
@@ -108,7 +109,7 @@ Variable PipelineStage::forward(const Variable& x) {
 
 std::string PipelineStage::describe() const {
   std::string text =
-      "PipelineStage(layers " + std::to_string(first_) + ".." + std::to_string(last_ - 1) + ")";
+      "PipelineStage(layers [" + std::to_string(first_) + ", " + std::to_string(last_) + "))";
   for (const auto& layer : layers_) text += "\n  " + layer->describe();
   return text;
 }

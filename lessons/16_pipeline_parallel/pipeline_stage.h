@@ -10,7 +10,8 @@
 //
 //   layers     0        1        2        3        4        5        6        7        8
 //   params   201k      66k      66k      66k      66k      66k      66k      66k     2.6k
-//   P = 4   |stage 0|stage 1 ......|stage 2 ..........|stage 3 ...........................|
+//   P = 4 | stage 0 | stage 1                  | stage 2                  | stage 3       |
+//           [0, 1)    [1, 4)                     [4, 7)                     [7, 9)
 //
 // BALANCE. The pipeline runs as fast as its slowest stage, so partition_layers picks the
 // contiguous cut whose most expensive stage is cheapest (dynamic programming over the cut
@@ -20,7 +21,7 @@
 //
 // SAME MODEL FOR ANY P. Every rank draws the whole MLP from one seed exactly as make_mlp
 // does (same Rng, same order) and keeps only its stage's layers, so stage 2 of P = 4 holds
-// the very numbers layers 3..5 of one process hold. Parameter names are the full model's
+// the very numbers layers [4, 7) of one process hold. Parameter names are the full model's
 // ("6.weight"), so a stage's state dict is a slice of the one-process checkpoint.
 //
 // What this is not: a tracer that cuts an arbitrary model (torch's pipeline() API); the

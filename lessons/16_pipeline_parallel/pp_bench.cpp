@@ -5,13 +5,16 @@
 #include <chrono>
 #include <iostream>
 
+#include "bench_stats.h"
 #include "bench_table.h"
+#include "clock.h"
 #include "emulated_link.h"
 #include "ops.h"
 #include "optimizer.h"
 #include "pp_training.h"
 #include "rng.h"
 #include "sequential.h"
+#include "synthetic_batch.h"
 #include "trace_recorder.h"
 
 namespace course {
@@ -22,17 +25,10 @@ constexpr int kWarmupSteps = 2;
 constexpr double kModelledForwardMs = 2.0;
 constexpr int kTraceTag = (1 << 24) - 4;  // no micro-batch's, nor the executor's
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-Batch synthetic_batch(int64_t rows, int64_t in, int64_t classes) {
-  std::vector<float> x(static_cast<size_t>(rows * in));
-  std::vector<float> y(static_cast<size_t>(rows));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 13) % 29) / 29.0f - 0.5f;
-  for (int64_t r = 0; r < rows; ++r) y[r] = static_cast<float>(r % classes);
-  return {Tensor::from_vector({rows, in}, x), Tensor::from_vector({rows}, y)};
+// The same batch on every stage (stage 0 reads its inputs, the last stage its targets).
+Batch bench_batch(int64_t rows, int64_t in, int64_t classes) {
+  auto [x, y] = synthetic_batch(rows, in, classes, /*salt=*/0);
+  return {x, y};
 }
 
 // One process on the whole batch: the median step of make_mlp(sizes) with SGD.
@@ -47,7 +43,7 @@ double one_process_step_s(const std::vector<int64_t>& sizes, const Batch& batch,
     cross_entropy(model->forward(Variable(batch.inputs)), batch.targets).backward();
     sgd.step();
     if (t >= kWarmupSteps) {
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      times.push_back(seconds_since(t0));
     }
   }
   return median(times);
@@ -78,7 +74,9 @@ std::vector<std::vector<TraceSpan>> collect_spans(ProcessGroup& group, const Tra
 std::string describe_cut(const std::vector<int>& bounds) {
   std::string text;
   for (size_t s = 0; s + 1 < bounds.size(); ++s) {
-    text += (s ? " " : "") + std::to_string(bounds[s]) + ".." + std::to_string(bounds[s + 1] - 1);
+    // Half-open, as every range the course prints: stage s holds layers [a, b).
+    text +=
+        (s ? " [" : "[") + std::to_string(bounds[s]) + ", " + std::to_string(bounds[s + 1]) + ")";
   }
   return text;
 }
@@ -101,7 +99,7 @@ void balance_line(ProcessGroup& group, const std::string& label, const std::vect
     sgd.step();
     if (t < kWarmupSteps) continue;
     compute.push_back(st.compute_s);
-    step.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    step.push_back(seconds_since(t0));
   }
   std::vector<float> mine = {static_cast<float>(median(compute)), static_cast<float>(median(step))};
   std::vector<float> every(2 * stages);
@@ -147,8 +145,7 @@ void sweep(ProcessGroup& group, BenchTable& table, const std::vector<int64_t>& s
         sgd.zero_grad();
         last = runner.step(batch);
         sgd.step();
-        const double period =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double period = seconds_since(t0);
         if (t < kWarmupSteps) continue;
         step.push_back(period);
         compute.push_back(last.compute_s);
@@ -207,7 +204,7 @@ Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, s
   for (int i = 0; i < o.layers; ++i) sizes.push_back(o.width);
   sizes.push_back(10);
   const std::vector<int> bounds = partition_layers(layer_parameter_counts(sizes), stages);
-  const Batch batch = synthetic_batch(o.batch, sizes.front(), sizes.back());
+  const Batch batch = bench_batch(o.batch, sizes.front(), sizes.back());
   double one_process = 0;
   if (group.rank() == 0) {
     one_process = one_process_step_s(sizes, batch, o.steps);
@@ -249,7 +246,7 @@ Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, s
   // schedule alone decides who waits. The same columns; speed-up against P * M * 3f.
   const std::vector<int64_t> tiny = {32, 16, 16, 16, 16, 16, 16, 16, 16, 10};
   const std::vector<int> tiny_bounds = partition_layers(layer_parameter_counts(tiny), stages);
-  const Batch tiny_batch = synthetic_batch(64, tiny.front(), tiny.back());
+  const Batch tiny_batch = bench_batch(64, tiny.front(), tiny.back());
   if (group.rank() == 0) {
     out << "# modelled compute: f = " << format_fixed(kModelledForwardMs, 1)
         << " ms per forward, 2f per backward (the stage sleeps); 32 -> 8 x 16 -> 10, batch 64"

@@ -3,19 +3,27 @@
 //
 //   const std::string problem = run_lesson16_self_check(group);   // "" when all is well
 //
-//   build_1f1b        P = 2, M = 3 and P = 4, M = 8: each stage's order of computes against
-//                     the closed form (warm-up min(P-1-s, M) forwards, then F/B pairs);
-//                     at most P - s micro-batches in flight on stage s
-//   check_schedule    accepts GPipe and 1F1B; refuses a schedule that deadlocks
-//                     (deadlocking_schedule()) naming the stage and micro-batch, and one
-//                     whose activations are sent in another order than received
-//   forward_action,   GPipe and 1F1B on the whole group (P = N) against one process on
-//   backward_action   the whole batch, 3 SGD steps, within kPipelineTolerance
+//   check_schedule    (first, whatever your builder does) accepts GPipe and 1F1B; refuses
+//                     a schedule that deadlocks (deadlocking_schedule()) in the form of
+//                     schedule.h's contract, a 1F1B of its own whose warm-up is counted
+//                     from the wrong end (reversed_warmup_1f1b()), and one whose activations are
+//                     received in another order than sent
+//   build_1f1b        P = 2, M = 3, P = 4, M = 8 and P = 4, M = 2: each stage's order of
+//                     computes against the closed form (warm-up min(P-1-s, M) forwards,
+//                     then F/B pairs), with check_schedule's verdict on a wrong one; at
+//                     most P - s micro-batches in flight on stage s
+//   forward_action,   one stage holding a small MLP, M = 3 (check_one_stage_step): the
+//   backward_action   gradients and loss of one process, the 1/M scale named; then
+//                     GPipe and 1F1B on the whole group (P = N, the model deepened to N
+//                     layers where N > 6: self_check_sizes) against one process on the
+//                     whole batch, 3 SGD steps, within kPipelineTolerance
 //
 // The problem names the function at fault and the case, not a consequence.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "process_group.h"
 #include "schedule.h"
@@ -31,6 +39,26 @@ inline constexpr double kPipelineTolerance = 1e-5;
 /// an activation stage 0 sends only after B0, which waits for stage 1's B0: a deadlock,
 /// although every message pairs up.
 PipelineSchedule deadlocking_schedule();
+
+/// 1F1B's closed form with P = 4, M = 4 and the warm-up counted from the wrong end,
+/// min(s, M) forwards on stage s: stage 0 runs F0 B0, and its B0 waits for stage 1's
+/// gradient, which stage 1 sends only after its F1, which waits for the activation stage 0
+/// sends after B0. Built without build_1f1b, so the check is shown whatever it does.
+PipelineSchedule reversed_warmup_1f1b();
+
+/// What check_schedule says of reversed_warmup_1f1b() ("check_schedule refuses ...:
+/// deadlock: ..."), or that it accepted it. ./lesson16 prints it after the self-check.
+std::string deadlock_demonstration();
+
+/// The MLP compare_with_one_process trains in the self-check on `stages` stages: the sizes
+/// of EquivalenceCase (6 layers), deeper where there are more stages than layers.
+std::vector<int64_t> self_check_sizes(int stages);
+
+/// One stage holding a small MLP (P = 1, no messages: `group` only hosts the executor), GPipe
+/// and 1F1B with M = 3, against one process on the whole batch: "" or the problem, naming
+/// the loss scaled by 1/M not at all or twice (gradients M or 1/M times one process's), or
+/// the action at fault (PipelineExecutor's own checks of what each action keeps).
+std::string check_one_stage_step(ProcessGroup& group);
 
 /// "" when every check passed, else the first problem. Collective over the group.
 std::string run_lesson16_self_check(ProcessGroup& group);

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "ops.h"
 #include "optimizer.h"
+#include "pp_checkpoint.h"
 #include "rng.h"
 #include "sequential.h"
 #include "tensor_ops.h"
@@ -31,6 +32,25 @@ std::vector<int64_t> model_sizes(const std::vector<int64_t>& hidden, int64_t in,
 
 }  // namespace
 
+std::string zero_steps_problem(int64_t examples, int replicas, int64_t batch_size) {
+  // DistributedSampler pads every replica's share to ceil(examples / D); the loader drops a
+  // last batch shorter than batch_size / D.
+  const int64_t share = (examples + replicas - 1) / replicas;
+  const int64_t replica_batch = batch_size / replicas;
+  if (share >= replica_batch) return "";
+  std::string problem =
+      "an epoch would train zero steps: " + std::to_string(examples) + " training examples";
+  if (replicas > 1) {
+    problem += " give each of the " + std::to_string(replicas) + " replicas " +
+               std::to_string(share) + ", fewer than its batch of " +
+               std::to_string(replica_batch) + " (--batch-size " + std::to_string(batch_size) +
+               " / " + std::to_string(replicas) + ")";
+  } else {
+    problem += " are fewer than one batch (--batch-size " + std::to_string(batch_size) + ")";
+  }
+  return problem + ", and a short last batch is dropped: raise --limit or lower --batch-size";
+}
+
 std::string check_pipeline_flags(const PipelineOptions& o, int np) {
   const int pp = o.pp == 0 ? np : o.pp;
   const int layers = static_cast<int>(o.hidden.size()) + 1;
@@ -49,6 +69,10 @@ std::string check_pipeline_flags(const PipelineOptions& o, int np) {
            std::to_string(replicas) + " replica(s) does not divide the batch of " +
            std::to_string(o.batch_size) + " (--batch-size): every micro-batch of every replica " +
            "must have the same number of rows";
+  }
+  if (o.limit > 0) {
+    const std::string zero = zero_steps_problem(o.limit, replicas, o.batch_size);
+    if (!zero.empty()) return "--limit " + std::to_string(o.limit) + ": " + zero;
   }
   return "";
 }
@@ -209,6 +233,9 @@ Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, Pro
         "rank " + std::to_string(group.rank()) +
         ": no training examples to cut into micro-batches (check --data and --limit)");
   }
+  // --limit is checked with the flags; a data set smaller than it is found here.
+  const std::string zero = zero_steps_problem(examples, layout.replicas, o.batch_size);
+  if (!zero.empty()) throw ConfigError(o.data + ": " + zero);
   const std::vector<int64_t> sizes =
       model_sizes(o.hidden, data.train.inputs.numel() / examples, data.train.classes);
   const int64_t replica_batch = o.batch_size / layout.replicas;
@@ -227,12 +254,14 @@ Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, Pro
   const std::vector<int> bounds = partition_layers(costs, layout.stages);
   StageRunner runner(group, layout, sizes, o.seed, o.schedule, o.micro_batches, rows, bounds,
                      dp_group);
+  // --init: every stage cuts its layers from the whole model's file (every replica alike).
+  if (!o.init.empty()) load_stage_state(o.init, sizes, runner.stage());
   const bool reporter = layout.stage == layout.stages - 1 && layout.replica == 0;
   if (group.rank() == 0) {
     std::ostringstream cut;
     for (int s = 0; s < layout.stages; ++s) {
-      cut << (s ? ", " : "") << "stage " << s << ": layers " << bounds[s] << ".."
-          << bounds[s + 1] - 1;
+      cut << (s ? ", " : "") << "stage " << s << ": layers [" << bounds[s] << ", " << bounds[s + 1]
+          << ")";
     }
     out << "pipeline: " << layout.stages << " stage(s) x " << layout.replicas << " replica(s), "
         << o.schedule << ", " << o.micro_batches << " micro-batches of " << rows << " rows; "
@@ -274,6 +303,14 @@ Verdict run_pipeline_training(const PipelineOptions& o, ProcessGroup& group, Pro
           << loss / std::max<int64_t>(steps, 1) << ", test accuracy " << std::setprecision(2)
           << 100 * accuracy << "%, last stage waited " << std::setprecision(1)
           << 100 * wait / std::max(wait + compute, 1e-9) << "% of its step time" << std::endl;
+    }
+  }
+  if (!o.checkpoint.empty()) {
+    save_pipeline_state(o.checkpoint, group, layout, sizes, bounds, runner.stage(),
+                        {{"epochs", std::to_string(o.epochs)}});
+    if (group.rank() == 0) {
+      out << "checkpoint: rank 0 wrote " << o.checkpoint << ", the whole model gathered from "
+          << layout.stages << " stage(s) under one process's names" << std::endl;
     }
   }
   std::ostringstream detail;

@@ -19,7 +19,8 @@
 // optimizer.step on the stage's own parameters. After each epoch the test set flows
 // through the stages forward only (evaluate_pipeline) and the last stage counts the correct
 // answers. PASS: the best test accuracy within the epochs reaches --target (lesson 07's
-// 85%).
+// 85%). --init and --checkpoint read and write the whole model under one process's names
+// (pp_checkpoint.h).
 //
 // PIPELINE x DATA PARALLELISM. With D > 1 replicas, stage s of every replica forms a
 // data-parallel group (the "dp" dimension of the device mesh {dp: D, pp: P}, device_mesh.h):
@@ -66,8 +67,15 @@ struct PipelineOptions : DdpTrainingOptions {
 
 /// "" when the flags fit `np` ranks, else the usage error naming the numbers: --pp larger
 /// than the model's layers, --pp not dividing the ranks, --micro-batches not dividing a
-/// replica's share of the batch (--batch-size / D).
+/// replica's share of the batch (--batch-size / D), a --limit that leaves an epoch no
+/// whole batch (zero_steps_problem).
 std::string check_pipeline_flags(const PipelineOptions& o, int np);
+
+/// "" when `examples` training examples give each of `replicas` replicas at least one
+/// whole batch of batch_size / replicas rows (the loader drops a shorter last one); else
+/// the problem naming the sizes ("an epoch would train zero steps: 100 training examples
+/// are fewer than one batch (--batch-size 128) ...").
+std::string zero_steps_problem(int64_t examples, int replicas, int64_t batch_size);
 
 /// Where a rank sits (see LAYOUT above).
 struct PipelineLayout {

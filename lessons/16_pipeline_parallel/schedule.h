@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct Action {
   int micro_batch = 0;
   bool operator==(const Action&) const = default;
 };
+
+/// Writes action_name(a) ("F3", "SEND_B2"): how gtest and streams print an Action.
+std::ostream& operator<<(std::ostream& out, const Action& a);
 
 /// One stage's actions for one training step, in the order it runs them.
 using StageSchedule = std::vector<Action>;
@@ -113,9 +117,19 @@ int max_in_flight(const StageSchedule& actions);
 ///     one B, F before B, each input received before its compute, each output sent after;
 ///  2. pairing: for every pair of neighbours, the k-th SEND_F of stage s and the k-th
 ///     RECV_F of stage s+1 name the same micro-batch, and as many of each (the same for
-///     SEND_B of s+1 and RECV_B of s); the message names both stages and the micro-batch;
-///  3. deadlock: played out as described above; the message names every stuck stage, the
-///     action it waits in, and the micro-batch its neighbour never sends.
+///     SEND_B of s+1 and RECV_B of s). The message starts "unmatched message: " and names
+///     both stages and the two actions at the first position that differs, e.g. "unmatched
+///     message: stage 0 sends SEND_F0 where stage 1 expects RECV_F1" (anything may follow);
+///  3. deadlock: played out as described above. The message is "deadlock: " and then, for
+///     every stuck stage in order, joined by "; ":
+///       "stage S waits in A for micro-batch M's activation from stage S-1, which never
+///        sends SEND_FM"     (A = FM, a forward), or
+///       "stage S waits in A for micro-batch M's gradient from stage S+1, which never
+///        sends SEND_BM"     (A = BM, a backward).
+///     E.g. deadlocking_schedule() (pp_self_check.h): "deadlock: stage 0 waits in B0 for
+///     micro-batch 0's gradient from stage 1, which never sends SEND_B0; stage 1 waits in
+///     F1 for micro-batch 1's activation from stage 0, which never sends SEND_F1". The
+///     driver's self-check and the lesson's tests look for these phrases.
 /// REQUIRES: schedule.size() >= 1.
 void check_schedule(const PipelineSchedule& schedule, int micro_batches);
 

@@ -32,6 +32,10 @@ std::string action_name(const Action& action) {
   return kind + std::to_string(action.micro_batch);
 }
 
+std::ostream& operator<<(std::ostream& out, const Action& a) {
+  return out << action_name(a);
+}
+
 std::string describe_stage(const StageSchedule& actions) {
   std::string text;
   for (const Action& a : actions) {

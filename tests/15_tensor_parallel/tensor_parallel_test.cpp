@@ -1,9 +1,10 @@
 // tensor_parallel_test.cpp: lesson 15: Megatron's f/g operators, the gather and scatter,
 // the column- and row-parallel layers and the vocabulary-parallel loss against serial
 // oracles (lesson 06's ops on the full tensors), with rank- and index-dependent inputs, at
-// 1 to 4 ranks; a 4 MiB activation; the model against one process after 20 SGD steps at
-// T = 1, 2, 4 and (D, T) = (2, 2) and after Adam steps at (2, 2), tcp and gloo; the full
-// state dict; the grid and the usage errors.
+// 1 to 4 ranks (the loss also on logits large enough for exp to overflow); a 4 MiB
+// activation; the model (once the pieces pass the driver's self-check) against one process
+// after 20 SGD steps at T = 1, 2, 4 and (D, T) = (2, 2) and after Adam steps at (2, 2), tcp
+// and gloo; the full state dict; the grid and the usage errors.
 //
 //   ./build/solutions/test_15
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@
 #include "tp_groups.h"
 #include "tp_model.h"
 #include "tp_ops.h"
+#include "tp_self_check.h"
 #include "tp_training.h"
 #include "vocab_parallel_loss.h"
 
@@ -101,6 +103,16 @@ TEST(TpOps, GatherAndScatterAlongTheLastDimensionAreEachOthersBackward) {
         expect_close(column_slice(y.data(), r * n, n), pattern(B, n, r), 0,
                      "gather: the columns of rank " + std::to_string(r));
       }
+      {  // The node alone: a whole [B, n*T] gradient would stop autograd before it is named.
+        GatherFromTpBackward node;
+        node.tp = tp.get();
+        const std::vector<Tensor> g = node.apply(pattern(B, n * T, 77));
+        ASSERT_EQ(g.size(), 1u);
+        ASSERT_TRUE(g[0].defined());
+        ASSERT_EQ(shape_str(g[0].shape()), shape_str({B, n}))
+            << "GatherFromTpBackward::apply must return this rank's slice of g, not the whole "
+               "gradient";
+      }
       y.backward(pattern(B, n * T, 77));
       expect_close(x.grad(), column_slice(pattern(B, n * T, 77), t * n, n), 0, "gather backward");
 
@@ -149,7 +161,8 @@ TEST(ParallelLinear, ColumnParallelMatchesTheFullLayerForwardAndBackward) {
         Variable xs(pattern(B, in, 3), true), ws(w, true), bs(b, true);
         Variable ys = linear(xs, ws, bs);
         expect_close(y.data(), gather ? ys.data() : column_slice(ys.data(), t * o, o), 1e-5f,
-                     "output");
+                     "output (x enters by copy_to_tp, f, the identity forward: f and g swapped "
+                     "sum x over the ranks)");
         const Tensor seed = pattern(B, out, 4);
         y.backward(gather ? seed : column_slice(seed, t * o, o));
         ys.backward(seed);
@@ -179,7 +192,10 @@ TEST(ParallelLinear, RowParallelMatchesTheFullLayerAndAddsItsBiasOnce) {
         Variable y = layer.forward(x);
         Variable xs(full_x, true), ws(w, true), bs(b, true);
         Variable ys = linear(xs, ws, bs);
-        expect_close(y.data(), ys.data(), 1e-5f, "output (a bias added T times shows here)");
+        expect_close(
+            y.data(), ys.data(), 1e-5f,
+            "output (a bias added T times shows here, and partial sums that reduce_from_tp, g, "
+            "did not add up: f and g swapped)");
         const Tensor seed = pattern(B, out, 8);
         y.backward(seed);
         ys.backward(seed);
@@ -241,6 +257,53 @@ TEST(VocabParallelLoss, EqualsCrossEntropyWithTenClassesPaddedAtThreeAndFourRank
   }
 }
 
+// Logits of 100 and more (exp overflows float past 88), each rank's columns 30 above or
+// below the next's, the largest on another rank in each row: only a loss that subtracts
+// the row maximum, and the global one (the MAX all-reduce), gets them right.
+TEST(VocabParallelLoss, LargeLogitsFarApartAcrossRanksNeedTheGlobalRowMaximum) {
+  for (int world : {1, 2, 3, 4}) {
+    SCOPED_TRACE(world);
+    run_ranks(world, [](RankContext& ctx) {
+      auto tp = make_group("tcp", ctx);
+      const int T = ctx.world, t = ctx.rank;
+      const int64_t B = 5, C = 10, n = padded_classes(C, T) / T;
+      Tensor full = pattern(B, C, 12);
+      for (int64_t j = 0; j < B; ++j) {
+        for (int64_t c = 0; c < C; ++c) {
+          full.data()[j * C + c] += 100.0f + 30.0f * static_cast<float>((c / n + j) % T);
+        }
+      }
+      std::vector<float> targets(B);
+      for (int64_t j = 0; j < B; ++j) targets[j] = static_cast<float>((j * 3 + 1) % C);
+      const Tensor y = Tensor::from_vector({B}, targets);
+      Tensor mine = Tensor::full({B, n}, 0.0f);
+      for (int64_t j = 0; j < B; ++j) {
+        for (int64_t c = 0; c < n && t * n + c < C; ++c) {
+          mine.data()[j * n + c] = full.data()[j * C + t * n + c];
+        }
+      }
+      Variable z(mine, true);
+      Variable loss = vocab_parallel_cross_entropy(z, y, C, *tp);
+      Variable zs(full, true);
+      Variable want = cross_entropy(zs, y);
+      ASSERT_TRUE(std::isfinite(loss.item()))
+          << "the loss is " << loss.item() << ": exp(z) overflows: subtract the row maximum";
+      ASSERT_NEAR(loss.item(), want.item(), 1e-4f * (1 + std::fabs(want.item())))
+          << "the maximum must be the global one: the MAX all-reduce over the group";
+      loss.backward();
+      want.backward();
+      for (int64_t j = 0; j < B; ++j) {
+        for (int64_t c = 0; c < n; ++c) {
+          const int64_t cls = t * n + c;
+          const float expected = cls < C ? zs.grad().data()[j * C + cls] : 0.0f;
+          ASSERT_NEAR(z.grad().data()[j * n + c], expected, 1e-6f)
+              << "example " << j << ", class " << cls;
+        }
+      }
+    });
+  }
+}
+
 // ---- The model against one process ----------------------------------------------------------
 
 // A small synthetic problem: 24 inputs, H = 8, 2 blocks, 10 classes, `steps` global
@@ -254,6 +317,17 @@ std::vector<Batch> synthetic_batches(int steps, int64_t batch) {
     out.push_back({x, Tensor::from_vector({batch}, y)});
   }
   return out;
+}
+
+// The model's tests start where ./lesson15 starts, with the self-check of the pieces the
+// model is made of (tp_self_check.h): a piece that is wrong fails the model too, named by
+// its cause, even where the model's small logits would not show it (an unstable loss).
+bool pieces_pass(int world) {
+  run_ranks(world, [](RankContext& ctx) {
+    auto tp = make_group("tcp", ctx);
+    ASSERT_EQ(run_lesson15_self_check(*tp), "") << "the model's pieces";
+  });
+  return !::testing::Test::HasFailure();
 }
 
 // (D, T) on `backend`: the largest parameter difference after `steps` steps of `optimizer`.
@@ -272,6 +346,7 @@ double grid_difference(RankContext& ctx, const std::string& backend, int tp,
 }
 
 TEST(TpModel, TwentySgdStepsEqualOneProcessAtOneTwoFourAndTwoByTwo) {
+  if (!pieces_pass(4)) return;
   for (const std::string& backend : available_backends()) {
     // (world, T): T = 1 alone, then 2 and 4 on as many ranks, then the 2D grids of 4 ranks:
     // (D, T) = (2, 2), and (4, 1), which is lesson 10's DDP over every rank.
@@ -288,6 +363,7 @@ TEST(TpModel, TwentySgdStepsEqualOneProcessAtOneTwoFourAndTwoByTwo) {
 }
 
 TEST(TpModel, AdamStepsEqualOneProcessOnTcpAndGloo) {
+  if (!pieces_pass(4)) return;
   for (const std::string& backend : available_backends()) {
     SCOPED_TRACE(backend);
     run_ranks(4, [&backend](RankContext& ctx) {
@@ -297,6 +373,7 @@ TEST(TpModel, AdamStepsEqualOneProcessOnTcpAndGloo) {
 }
 
 TEST(TpModel, ShardsAreSlicesOfTheFullInitAndTheFullStateDictRoundTrips) {
+  if (!pieces_pass(4)) return;
   run_ranks(4, [](RankContext& ctx) {
     auto tp = make_group("tcp", ctx);
     const ModelShape shape{.inputs = 24, .hidden = 8, .blocks = 2, .classes = 10};

@@ -2,21 +2,30 @@
 // 4 and 2 stages x 2 replicas end where one process on the whole batch ends after 20 SGD
 // steps (tcp and gloo, and a case whose activations are megabytes); the micro-batches each
 // schedule holds at once; a dead stage named by its neighbour (stage, rank, micro-batch in
-// flight) at once, a frozen one after the receive's timeout.
+// flight) at once, a frozen one after the receive's timeout; --checkpoint and --init under
+// one process's names; a --limit that would train zero steps refused with the flags.
 //
 //   ./build/solutions/test_16 --gtest_filter='Pipeline*'
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "../collectives/group_factory.h"
+#include "checkpoint.h"
 #include "device_mesh.h"
 #include "error.h"
 #include "harness.h"
+#include "pp_checkpoint.h"
 #include "pp_self_check.h"
 #include "pp_training.h"
+#include "rng.h"
+#include "sequential.h"
 
 namespace course::test {
 namespace {
@@ -182,6 +191,56 @@ TEST(Pipeline, AFrozenStageIsNamedAfterTheReceiveTimeout) {
   if (const std::string todo = stub_reached(outcomes); !todo.empty()) FAIL() << todo;
   EXPECT_EQ(outcomes[1].signal, 0) << outcomes[1].message;
   EXPECT_EQ(outcomes[1].exit_code, 0) << outcomes[1].message;
+}
+
+// --checkpoint from 2 stages x 2 replicas is the one-process model's state dict, under its
+// names; --init cuts every stage's layers back out of it, bit for bit.
+TEST(PipelineCheckpoint, TwoStagesWriteTheSerialModelAndInitCutsItBack) {
+  const std::string path =
+      ::testing::TempDir() + "pp_checkpoint_" + std::to_string(::getpid()) + ".safetensors";
+  const std::vector<int64_t> sizes = {12, 10, 8, 6, 4};
+  run_ranks(4, [&](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    const PipelineLayout layout = make_pipeline_layout(group->rank(), group->size(), 2);
+    const std::vector<int> bounds = partition_layers(layer_parameter_counts(sizes), 2);
+    const PipelineStage stage(sizes, /*seed=*/5, bounds[layout.stage], bounds[layout.stage + 1]);
+    save_pipeline_state(path, *group, layout, sizes, bounds, stage, {{"epochs", "0"}});
+    group->barrier();
+    Rng rng(5);
+    const std::shared_ptr<Sequential> serial = make_mlp(sizes, rng);
+    Rng other(9);
+    const std::shared_ptr<Sequential> loaded = make_mlp(sizes, other);
+    load_checkpoint(path, *loaded, nullptr);
+    EXPECT_EQ(max_abs_difference(loaded->state_dict(), serial->state_dict()), 0.0);
+    PipelineStage restarted(sizes, /*seed=*/9, bounds[layout.stage], bounds[layout.stage + 1]);
+    load_stage_state(path, sizes, restarted);
+    EXPECT_EQ(max_abs_difference(restarted.state_dict(), stage.state_dict()), 0.0);
+    group->barrier();
+    if (ctx.rank == 0) std::remove(path.c_str());
+  });
+}
+
+// --limit 100 at --batch-size 128 leaves an epoch no whole batch (the loader drops the
+// short one): a usage error naming the sizes before any rank starts, not zero steps trained.
+TEST(PipelineFlags, ALimitBelowOneBatchPerReplicaIsAUsageErrorNamingTheSizes) {
+  PipelineOptions o;  // --batch-size 128, --micro-batches 4
+  o.limit = 100;
+  const std::string one = check_pipeline_flags(o, 4);
+  EXPECT_NE(one.find("--limit 100"), std::string::npos) << one;
+  EXPECT_NE(one.find("--batch-size 128"), std::string::npos) << one;
+  EXPECT_NE(one.find("zero steps"), std::string::npos) << one;
+  o.limit = 128;
+  EXPECT_EQ(check_pipeline_flags(o, 4), "");
+  // Two replicas of 2 stages: each takes ceil(limit / 2) examples and a batch of 64.
+  o.pp = 2;
+  o.limit = 100;
+  const std::string two = check_pipeline_flags(o, 4);
+  EXPECT_NE(two.find("2 replicas 50"), std::string::npos) << two;
+  EXPECT_NE(two.find("batch of 64"), std::string::npos) << two;
+  o.limit = 127;
+  EXPECT_EQ(check_pipeline_flags(o, 4), "");
+  EXPECT_EQ(zero_steps_problem(60000, 1, 128), "");
+  EXPECT_NE(zero_steps_problem(0, 1, 1), "");
 }
 
 }  // namespace

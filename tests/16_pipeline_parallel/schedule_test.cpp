@@ -1,7 +1,8 @@
 // schedule_test.cpp: lesson 16: schedules as data. GPipe and 1F1B against their closed
 // forms (action counts, 1F1B's warm-up of P-1-s forwards, the micro-batches in flight),
 // and check_schedule refusing schedules that deadlock or whose messages do not pair up,
-// naming the stage and the micro-batch. One process, no messages.
+// naming the stage and the micro-batch; one stage's executor against one process. One
+// process, no messages.
 //
 //   ./build/solutions/test_16 --gtest_filter='Schedule*'
 #include "schedule.h"
@@ -12,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "../collectives/group_factory.h"
 #include "error.h"
+#include "harness.h"
 #include "pipeline_stage.h"
 #include "pp_self_check.h"
 #include "rng.h"
@@ -111,12 +114,15 @@ TEST(ScheduleCheck, AcceptsGpipeAndOneFOneB) {
 
 TEST(ScheduleCheck, RefusesADeadlockNamingTheStageAndTheMicroBatch) {
   const std::string what = error_of(deadlocking_schedule(), 2);
-  EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
-  // Every stuck stage is named, with the micro-batch it waits for and from whom.
-  EXPECT_NE(what.find("stage 1 waits in F1 for micro-batch 1's activation from stage 0"),
+  // Every stuck stage is named, with the micro-batch it waits for and from whom, in the
+  // clauses of schedule.h's contract, as the driver's self-check looks for them.
+  EXPECT_NE(what.find("deadlock: "), std::string::npos) << what;
+  EXPECT_NE(what.find("stage 1 waits in F1 for micro-batch 1's activation from stage 0, which "
+                      "never sends SEND_F1"),
             std::string::npos)
       << what;
-  EXPECT_NE(what.find("stage 0 waits in B0 for micro-batch 0's gradient from stage 1"),
+  EXPECT_NE(what.find("stage 0 waits in B0 for micro-batch 0's gradient from stage 1, which "
+                      "never sends SEND_B0"),
             std::string::npos)
       << what;
   // A larger one: 1F1B on stages 0 and 1, GPipe's order on the last of 3 stages. Stage 1
@@ -128,18 +134,39 @@ TEST(ScheduleCheck, RefusesADeadlockNamingTheStageAndTheMicroBatch) {
   EXPECT_NE(mixed_what.find("stage 2 waits in F2 for micro-batch 2's activation from stage 1"),
             std::string::npos)
       << mixed_what;
+  // The driver's own broken 1F1B: the warm-up counted from the wrong end, min(s, M).
+  const std::string reversed = error_of(reversed_warmup_1f1b(), 4);
+  EXPECT_NE(reversed.find("stage 0 waits in B0 for micro-batch 0's gradient from stage 1, which "
+                          "never sends SEND_B0"),
+            std::string::npos)
+      << reversed;
+  EXPECT_NE(reversed.find("stage 1 waits in F1 for micro-batch 1's activation from stage 0, "
+                          "which never sends SEND_F1"),
+            std::string::npos)
+      << reversed;
 }
 
 TEST(ScheduleCheck, RefusesMessagesReceivedInAnotherOrderThanSent) {
   PipelineSchedule swapped = build_gpipe(2, 3);
   std::swap(swapped[1][0], swapped[1][1]);  // RECV_F1 before RECV_F0 on stage 1
   const std::string what = error_of(swapped, 3);
-  EXPECT_NE(what.find("unmatched"), std::string::npos) << what;
+  EXPECT_NE(what.find("unmatched message: "), std::string::npos) << what;
   EXPECT_NE(what.find("stage 0"), std::string::npos) << what;
   EXPECT_NE(what.find("RECV_F1"), std::string::npos) << what;
   PipelineSchedule missing = build_gpipe(2, 2);
   missing[1].erase(std::find(missing[1].begin(), missing[1].end(), Action{ActionKind::send_b, 1}));
   EXPECT_NE(error_of(missing, 2).find("SEND_B1"), std::string::npos) << error_of(missing, 2);
+}
+
+// One stage holding the whole model: no messages, so what is left is each action's own
+// work. A loss scaled by 1/M not at all or twice, a backward that starts from another
+// micro-batch's output and a last stage that keeps its logits instead of the loss are
+// named by their cause (check_one_stage_step and the executor's checks).
+TEST(Executor, OneStageEqualsOneProcessWithTheLossScaledByOneOverMOnce) {
+  run_ranks(1, [](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    EXPECT_EQ(check_one_stage_step(*group), "");
+  });
 }
 
 TEST(Partition, CutsContiguousStagesWithTheSmallestLargestStage) {
