@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <thread>
@@ -16,12 +14,14 @@
 #include "adamw.h"
 #include "attention.h"
 #include "attention_op.h"
+#include "bench_stats.h"
 #include "bench_table.h"
 #include "clock.h"
 #include "error.h"
 #include "gpt.h"
 #include "grad_clip.h"
 #include "ops.h"
+#include "output_file.h"
 #include "rng.h"
 #include "saved_tensors.h"
 #include "svg_canvas.h"
@@ -43,8 +43,7 @@ double median_seconds(int runs, const std::function<void()>& f) {
     f();
     times.push_back(seconds_since(start));
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return median(std::move(times));
 }
 
 // Values that depend on the position and the problem, in [-1, 1): no two rows alike.
@@ -226,8 +225,8 @@ AttentionSavedBytes measure_attention_saved_bytes(bool tiled, int64_t batch, int
 
 Verdict run_gpt_bench(const GptBenchOptions& o, std::ostream& out) {
   openblas_set_num_threads(1);
-  std::filesystem::create_directories(o.out_dir);
   const std::string prefix = o.out_dir + "/lesson17_";
+  ensure_parent_directory(prefix + "attention.csv");
 
   // ---- Table 1: naive against tiled attention -------------------------------------
   out << "# machine: " << machine_line() << "\n";
