@@ -37,10 +37,7 @@ course::PipelineOptions g_training;
 course::PipelineBenchOptions g_bench;
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
-              << course::link_header() << std::endl;
-  }
+  course::print_driver_header(ctx, course::link_header());
   // The device mesh {dp: D, pp: P} (world rank = replica * P + stage) is where each rank
   // learns its stage and replica and gets its groups (stage_runner.h). The bench runs one
   // pipeline of every rank.
@@ -50,12 +47,12 @@ course::Verdict run_rank(course::DriverContext& ctx) {
                           course::driver_recipe(ctx, "lesson16", course::install_lesson05)));
   const course::DeviceMesh mesh =
       course::init_pipeline_mesh(world, ctx.args().bench ? 0 : g_training.pp);
-  const std::string problem = course::run_lesson16_self_check(mesh);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) {
-    std::cout << course::kLesson16SelfCheckPassed << std::endl
-              << course::deadlock_demonstration() << std::endl;
+  // The prologue's steps (driver.h) around a self-check that runs on the mesh.
+  if (auto failed = course::self_check_failure(ctx, course::run_lesson16_self_check(mesh),
+                                               course::kLesson16SelfCheckPassed)) {
+    return *failed;
   }
+  if (ctx.rank() == 0) std::cout << course::deadlock_demonstration() << std::endl;
   if (ctx.args().bench) return course::run_pipeline_bench(mesh, g_bench, std::cout);
   if (ctx.rank() == 0 && mesh.size("dp") > 1) {
     std::cout << "device mesh: " << mesh.layout().describe() << std::endl;
