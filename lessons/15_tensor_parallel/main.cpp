@@ -16,6 +16,7 @@
 
 #include "device_mesh.h"
 #include "driver.h"
+#include "driver_prologue.h"
 #include "driver_recipe.h"
 #include "emulated_link.h"
 #include "env.h"
@@ -33,30 +34,28 @@ namespace {
 course::TpTrainingOptions g_training;
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  auto world =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                 course::driver_recipe(ctx, "lesson15", course::install_lesson05));
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
-              << course::link_header() << std::endl;
-  }
-  // (The driver has checked the flags against the world and compared them across the ranks.)
-  // First: your operators, layers and loss against their oracles.
-  const std::string problem = course::run_lesson15_self_check(*world);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson15SelfCheckPassed << std::endl;
+  // First: your operators, layers and loss against their oracles, on the world group. (The
+  // driver has checked the flags against the world and compared them across the ranks.)
+  course::DriverStart start =
+      course::start_driver(ctx, {.group = "lesson15",
+                                 .install = course::install_lesson05,
+                                 .header = course::link_header(),
+                                 .self_check = course::run_lesson15_self_check,
+                                 .self_check_passed = course::kLesson15SelfCheckPassed});
+  if (start.failed) return *start.failed;
+  course::ProcessGroup& world = *start.group;
   // The mesh's groups: new_group / init_device_mesh over the world (subgroups.h).
   course::Subgroups subgroups(
       ctx.store(), ctx.rank(), ctx.world(),
       course::group_maker(ctx.args().backend,
                           course::driver_recipe(ctx, "lesson15", course::install_lesson05)));
   if (ctx.args().bench) {
-    return course::run_tp_bench(g_training, *world, subgroups, {}, std::cout);
+    return course::run_tp_bench(g_training, world, subgroups, {}, std::cout);
   }
   const course::DeviceMesh mesh =
       course::init_device_mesh(subgroups, course::tp_mesh_dims(ctx.world(), g_training.tp));
   if (ctx.rank() == 0) std::cout << "device mesh " << mesh.layout().describe() << std::endl;
-  return course::run_tp_training(g_training, mesh, *world, std::cout);
+  return course::run_tp_training(g_training, mesh, world, std::cout);
 }
 
 }  // namespace
