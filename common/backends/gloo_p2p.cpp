@@ -38,8 +38,11 @@ struct GlooP2p::Waiter {
 };
 
 GlooP2p::GlooP2p(std::shared_ptr<gloo::Context> context, std::shared_ptr<GlooAbortState> abort,
-                 Millis timeout)
-    : context_(std::move(context)), abort_(std::move(abort)), timeout_(timeout) {}
+                 Millis timeout, RankNames names)
+    : context_(std::move(context)),
+      abort_(std::move(abort)),
+      timeout_(timeout),
+      names_(std::move(names)) {}
 
 GlooP2p::~GlooP2p() {
   bool pending = false;
@@ -85,8 +88,8 @@ WorkPtr GlooP2p::launch(std::function<void()> wait_body, const std::string& what
 }
 
 WorkPtr GlooP2p::isend(std::span<const float> data, int dst, int tag) {
-  const std::string what = "isend of " + std::to_string(data.size()) + " elements to rank " +
-                           std::to_string(dst) + " (tag " + std::to_string(tag) + ")";
+  const std::string what = "isend of " + std::to_string(data.size()) + " elements to " +
+                           names_(dst) + " (tag " + std::to_string(tag) + ")";
   auto count = std::make_shared<uint64_t>(data.size());
   Buffer header, payload;
   COURSE_CHECK_GLOO(
@@ -114,8 +117,8 @@ WorkPtr GlooP2p::isend(std::span<const float> data, int dst, int tag) {
 }
 
 WorkPtr GlooP2p::irecv(std::span<float> data, int src, int tag) {
-  const std::string what = "irecv of " + std::to_string(data.size()) + " elements from rank " +
-                           std::to_string(src) + " (tag " + std::to_string(tag) + ")";
+  const std::string what = "irecv of " + std::to_string(data.size()) + " elements from " +
+                           names_(src) + " (tag " + std::to_string(tag) + ")";
   auto count = std::make_shared<uint64_t>(0);
   Buffer header, payload;
   COURSE_CHECK_GLOO(
@@ -130,7 +133,8 @@ WorkPtr GlooP2p::irecv(std::span<float> data, int src, int tag) {
       what);
   return launch(
       [header = std::move(header), payload = std::move(payload), count, data, src, tag,
-       context = context_, abort = abort_, timeout = timeout_, what]() mutable {
+       context = context_, abort = abort_, timeout = timeout_, what,
+       sender = names_(src)]() mutable {
         COURSE_CHECK_GLOO(header->waitRecv(timeout), what);
         if (*count == data.size()) {
           if (payload) COURSE_CHECK_GLOO(payload->waitRecv(timeout), what);
@@ -147,9 +151,8 @@ WorkPtr GlooP2p::irecv(std::span<float> data, int src, int tag) {
               },
               what);
         }
-        const std::string reason = what + ": rank " + std::to_string(src) + " sent " +
-                                   std::to_string(*count) + " elements, this rank expected " +
-                                   std::to_string(data.size()) +
+        const std::string reason = what + ": " + sender + " sent " + std::to_string(*count) +
+                                   " elements, this rank expected " + std::to_string(data.size()) +
                                    "; both sides of a send/recv pair must agree on the count";
         {
           std::lock_guard<std::mutex> lock(abort->mu);

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "process_group.h"
+#include "rank_names.h"
 
 namespace gloo {
 class Context;
@@ -50,9 +51,10 @@ struct GlooAbortState {
 /// The gloo backend's point-to-point messages (see the top of this file).
 class GlooP2p {
  public:
-  /// `timeout` bounds every Gloo wait; `abort` is the group's.
+  /// `timeout` bounds every Gloo wait; `abort` is the group's; `names` names the peers in
+  /// errors (rank_names.h).
   GlooP2p(std::shared_ptr<gloo::Context> context, std::shared_ptr<GlooAbortState> abort,
-          Millis timeout);
+          Millis timeout, RankNames names = {});
   /// Operations still pending (their Works never waited for) are cut short by closing
   /// the connections hard (Gloo resets them), then their waiter threads are joined: never
   /// blocks for long. With nothing pending the connections are left to the context's soft
@@ -76,6 +78,7 @@ class GlooP2p {
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<GlooAbortState> abort_;
   Millis timeout_;
+  RankNames names_;
   std::vector<std::unique_ptr<Waiter>> waiters_;
 };
 

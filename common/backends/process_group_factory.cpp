@@ -99,11 +99,12 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
     const Transport transport = parse_transport(recipe.transport);
     std::vector<ByteStreamPtr> streams =
         connect_streams(std::move(mesh), store, transport, recipe.connect_shm,
-                        "transport/" + recipe.name, recipe.timeout);
+                        "transport/" + recipe.name, recipe.timeout, recipe.names);
     return std::make_unique<TcpProcessGroup>(
         rank, world, std::move(streams), std::move(algorithms), recipe.timeout,
         recipe.monitor ? CollectiveMonitor::for_group(store, "tcp/" + recipe.name, rank, world)
-                       : nullptr);
+                       : nullptr,
+        recipe.names);
   }
   if (backend == "gloo") {
 #ifdef COURSE_HAVE_GLOO
@@ -111,6 +112,7 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
     options.host = recipe.host;
     options.prefix = "gloo/" + recipe.name;
     options.timeout = recipe.timeout;
+    options.names = recipe.names;
     if (recipe.monitor) {
       options.monitor = CollectiveMonitor::for_group(store, "gloo/" + recipe.name, rank, world);
     }
@@ -143,9 +145,11 @@ GroupMaker group_maker(const std::string& backend, GroupRecipe recipe) {
     throw ConfigError("unknown backend '" + backend + "': this build has " + backend_choices_str());
   }
   recipe.monitor = false;
-  return [backend, recipe](StoreClient& store, int rank, int size, const std::string& name) {
+  return [backend, recipe](StoreClient& store, int rank, int size, const std::string& name,
+                           const RankNames& names) {
     GroupRecipe group = recipe;
     group.name = recipe.name + "/" + name;
+    group.names = names;
     return make_process_group(backend, store, rank, size, group);
   };
 }

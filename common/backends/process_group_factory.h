@@ -33,6 +33,7 @@
 #include "mesh.h"
 #include "process_group.h"
 #include "process_group_tcp.h"
+#include "rank_names.h"
 #include "store.h"
 #include "subgroups.h"
 #include "transport.h"
@@ -65,6 +66,10 @@ struct GroupRecipe {
   ShmConnector connect_shm;
   /// nccl only: the CUDA device of this rank (LOCAL_RANK); -1 keeps the current one.
   int device = -1;
+  /// tcp and gloo: how errors name the ranks (rank_names.h). The default is the world's
+  /// ("rank 3"); group_maker sets a subgroup's, so that its peers are named by their
+  /// world ranks ("rank 3 (group rank 1 of 'tp1')").
+  RankNames names;
 };
 
 /// The backends on host memory this build can make: "tcp", and "gloo" when Gloo was
@@ -91,7 +96,8 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
 
 /// The GroupMaker of Subgroups (subgroups.h) on `backend`: make_process_group with
 /// `recipe`, renamed "<recipe.name>/<name>" per group, and without a collective monitor
-/// (its agent knows world ranks only). Checks the backend now (ConfigError as above).
+/// (its agent knows world ranks only), its errors naming the peers by world rank
+/// (GroupRecipe::names). Checks the backend now (ConfigError as above).
 GroupMaker group_maker(const std::string& backend, GroupRecipe recipe);
 
 }  // namespace course

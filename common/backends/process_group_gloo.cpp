@@ -85,7 +85,7 @@ GlooProcessGroup::GlooProcessGroup(StoreClient& store, int rank, int world, Gloo
       },
       "rendezvous of " + std::to_string(world) + " ranks (store prefix " + prefix + ", host " +
           im.options.host + ")");
-  im.p2p = std::make_unique<GlooP2p>(im.context, im.abort, im.options.timeout);
+  im.p2p = std::make_unique<GlooP2p>(im.context, im.abort, im.options.timeout, im.options.names);
 }
 
 GlooProcessGroup::~GlooProcessGroup() {

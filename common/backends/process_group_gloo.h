@@ -39,6 +39,7 @@
 
 #include "collective_monitor.h"
 #include "process_group.h"
+#include "rank_names.h"
 #include "store.h"
 
 namespace course {
@@ -58,6 +59,8 @@ struct GlooOptions {
   /// When set, a failed collective names the ranks that had not reached it
   /// (collective_monitor.h; make_process_group sets one).
   std::shared_ptr<CollectiveMonitor> monitor;
+  /// How errors name the ranks: a subgroup's names them by world rank (rank_names.h).
+  RankNames names;
 };
 
 /// The `gloo` backend: every ProcessGroup call on the real Gloo library (see above).

@@ -258,7 +258,7 @@ void run_duplex(TcpComm& comm, int to, int from, const std::string& what, Duplex
     const Millis timeout = comm.timeout();
     WorkPtr sends =
         comm.send_channel(to).submit([sender, &out, timeout] { sender->run(out, timeout); },
-                                     what + " (sends to rank " + std::to_string(to) + ")");
+                                     what + " (sends to " + comm.names()(to) + ")");
     comm.recv_channel(from).run_inline([&] {
       try {
         DuplexLink link(out, comm.stream(from), timeout, what, sender);

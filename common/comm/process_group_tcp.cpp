@@ -41,8 +41,8 @@ TcpProcessGroup::TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis tim
 
 TcpProcessGroup::TcpProcessGroup(int rank, int world, std::vector<ByteStreamPtr> streams,
                                  TcpAlgorithms algorithms, Millis timeout,
-                                 std::unique_ptr<CollectiveMonitor> monitor)
-    : comm_(rank, world, std::move(streams), timeout),
+                                 std::unique_ptr<CollectiveMonitor> monitor, RankNames names)
+    : comm_(rank, world, std::move(streams), timeout, std::move(names)),
       algorithms_(std::move(algorithms)),
       monitor_(std::move(monitor)),
       // Any error in a call aborts the comm (tcp_comm.h's failure policy), whether it

@@ -43,6 +43,7 @@
 
 #include "collective_monitor.h"
 #include "process_group.h"
+#include "rank_names.h"
 #include "serial_executor.h"
 #include "tcp_comm.h"
 
@@ -96,10 +97,11 @@ class TcpProcessGroup final : public ProcessGroup {
   TcpProcessGroup(Mesh mesh, TcpAlgorithms algorithms, Millis timeout = default_timeout(),
                   std::unique_ptr<CollectiveMonitor> monitor = nullptr);
   /// One stream per rank (transport.h's connect_streams: sockets, shared memory or both);
-  /// streams[rank] is null. `monitor` as above.
+  /// streams[rank] is null. `monitor` as above; `names`, a subgroup's, names the peers by
+  /// their world ranks in errors (rank_names.h; TcpComm).
   TcpProcessGroup(int rank, int world, std::vector<ByteStreamPtr> streams, TcpAlgorithms algorithms,
                   Millis timeout = default_timeout(),
-                  std::unique_ptr<CollectiveMonitor> monitor = nullptr);
+                  std::unique_ptr<CollectiveMonitor> monitor = nullptr, RankNames names = {});
   /// Waits for pending async work; if some is still pending (a peer is missing) the group
   /// is aborted first so that the destructor cannot hang.
   ~TcpProcessGroup() override;

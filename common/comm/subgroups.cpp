@@ -102,8 +102,9 @@ std::shared_ptr<ProcessGroup> Subgroups::new_group(const std::vector<int>& ranks
   const auto it = std::ranges::find(ranks, rank_);
   if (it == ranks.end()) return nullptr;
   const int group_rank = static_cast<int>(it - ranks.begin());
-  std::shared_ptr<ProcessGroup> group = make_(store_, group_rank, static_cast<int>(ranks.size()),
-                                              prefix_ + "/" + std::to_string(k) + "-" + label);
+  std::shared_ptr<ProcessGroup> group =
+      make_(store_, group_rank, static_cast<int>(ranks.size()),
+            prefix_ + "/" + std::to_string(k) + "-" + label, RankNames(ranks, label));
   return group;
 }
 

@@ -52,15 +52,19 @@
 #include <vector>
 
 #include "process_group.h"
+#include "rank_names.h"
 #include "store.h"
 
 namespace course {
 
-/// Makes one group of `size` ranks on the world's backend: this rank is `rank` of it, and
-/// `name` keys its rendezvous in `store` (unique per group of the job). process_group_factory.h's
-/// group_maker(backend, recipe) makes one from a driver's or test's recipe.
-using GroupMaker = std::function<std::unique_ptr<ProcessGroup>(StoreClient& store, int rank,
-                                                               int size, const std::string& name)>;
+/// Makes one group of `size` ranks on the world's backend: this rank is `rank` of it,
+/// `name` keys its rendezvous in `store` (unique per group of the job), and `names` holds
+/// the members' world ranks and the group's label, so that the group's errors name every
+/// peer by its world rank ("rank 3 (group rank 1 of 'tp1')", rank_names.h).
+/// process_group_factory.h's group_maker(backend, recipe) makes one from a driver's or
+/// test's recipe.
+using GroupMaker = std::function<std::unique_ptr<ProcessGroup>(
+    StoreClient& store, int rank, int size, const std::string& name, const RankNames& names)>;
 
 /// The world that new_group splits: this rank, the world's size, its store and the maker
 /// of its groups. torch's default process group, as far as new_group needs it.
@@ -87,9 +91,10 @@ class Subgroups {
   /// differ, or TimeoutError naming a rank that never called it).
   /// EFFECT: the group of `ranks` (group rank i = ranks[i]) for a member; nullptr for a
   /// non-member. `name` labels the group in errors and in its store keys ("" names it
-  /// "group<k>"). A group of one rank is a valid group (its collectives copy). After a
-  /// ConfigError or TimeoutError of the order check the ranks are out of step: make no
-  /// more groups from this object.
+  /// "group<k>"); the group's errors name each peer by its world rank, the group rank and
+  /// this label beside it ("rank 3 (group rank 1 of 'tp1')", rank_names.h). A group of one rank is
+  /// a valid group (its collectives copy). After a ConfigError or TimeoutError of the order check
+  /// the ranks are out of step: make no more groups from this object.
   std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks,
                                           const std::string& name = "");
 

@@ -10,8 +10,13 @@ namespace course {
 TcpComm::TcpComm(Mesh mesh, Millis timeout)
     : TcpComm(mesh.rank, mesh.world, socket_streams(std::move(mesh)), timeout) {}
 
-TcpComm::TcpComm(int rank, int world, std::vector<ByteStreamPtr> streams, Millis timeout)
-    : rank_(rank), world_(world), streams_(std::move(streams)), timeout_(timeout) {
+TcpComm::TcpComm(int rank, int world, std::vector<ByteStreamPtr> streams, Millis timeout,
+                 RankNames names)
+    : rank_(rank),
+      world_(world),
+      streams_(std::move(streams)),
+      timeout_(timeout),
+      names_(std::move(names)) {
   if (world_ < 1 || rank_ < 0 || rank_ >= world_ || static_cast<int>(streams_.size()) != world_) {
     throw ConfigError("TcpComm: the mesh says rank " + std::to_string(rank_) + " of " +
                       std::to_string(world_) + " but holds " + std::to_string(streams_.size()) +
@@ -19,8 +24,15 @@ TcpComm::TcpComm(int rank, int world, std::vector<ByteStreamPtr> streams, Millis
   }
   for (int peer = 0; peer < world_; ++peer) {
     if (peer != rank_ && !streams_[peer]) {
-      throw ConfigError("TcpComm: rank " + std::to_string(rank_) + " has no connection to rank " +
-                        std::to_string(peer) + ": every peer needs one stream");
+      throw ConfigError("TcpComm: " + names_(rank_) + " has no connection to " + names_(peer) +
+                        ": every peer needs one stream");
+    }
+  }
+  // A subgroup's peers are named by their world rank in every error of their streams
+  // (lesson 01's mesh names them by the group's ranks).
+  if (!names_.is_world()) {
+    for (int peer = 0; peer < world_; ++peer) {
+      if (peer != rank_) streams_[peer]->set_peer_name(names_(peer));
     }
   }
   make_channels();
@@ -41,7 +53,7 @@ void TcpComm::make_channels() {
     return error;
   };
   for (int peer = 0; peer < world_; ++peer) {
-    const std::string to = "rank " + std::to_string(peer);
+    const std::string to = names_(peer);
     send_channels_.push_back(std::make_unique<SerialExecutor>("send to " + to, on_error));
     recv_channels_.push_back(std::make_unique<SerialExecutor>("recv from " + to, on_error));
   }

@@ -43,6 +43,7 @@
 
 #include "byte_stream.h"
 #include "mesh.h"
+#include "rank_names.h"
 #include "serial_executor.h"
 
 namespace course {
@@ -54,8 +55,11 @@ class TcpComm {
   /// Takes the mesh of lesson 01 (connect_full_mesh). `timeout` bounds every socket call.
   explicit TcpComm(Mesh mesh, Millis timeout = default_timeout());
   /// Takes one stream per rank: streams[j] connects to rank j, streams[rank] is null.
+  /// `names` says how errors name the peers: a subgroup's (rank_names.h) renames every
+  /// stream by its peer's world rank; the world's default leaves the streams' names as
+  /// they are.
   TcpComm(int rank, int world, std::vector<ByteStreamPtr> streams,
-          Millis timeout = default_timeout());
+          Millis timeout = default_timeout(), RankNames names = {});
   /// Destroying a comm with operations still pending aborts it first, so they fail
   /// instead of blocking the destructor (their Works then rethrow the abort).
   ~TcpComm();
@@ -66,6 +70,8 @@ class TcpComm {
   int rank() const { return rank_; }
   /// The number of ranks.
   int size() const { return world_; }
+  /// How errors name this comm's ranks (rank_names.h).
+  const RankNames& names() const { return names_; }
   /// The bound on every stream call.
   Millis timeout() const { return timeout_; }
   /// Changes the bound on later stream calls.
@@ -94,6 +100,7 @@ class TcpComm {
   int world_;
   std::vector<ByteStreamPtr> streams_;
   Millis timeout_;
+  RankNames names_;
   std::vector<std::unique_ptr<SerialExecutor>> send_channels_;
   std::vector<std::unique_ptr<SerialExecutor>> recv_channels_;
   std::atomic<bool> aborted_{false};

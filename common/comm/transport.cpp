@@ -50,13 +50,12 @@ std::vector<ByteStreamPtr> socket_streams(Mesh mesh) {
 
 std::vector<ByteStreamPtr> connect_streams(Mesh mesh, StoreClient& store, Transport transport,
                                            const ShmConnector& connect_shm, const std::string& name,
-                                           Millis timeout) {
+                                           Millis timeout, const RankNames& names) {
   const int rank = mesh.rank;
   const int world = mesh.world;
   std::vector<ByteStreamPtr> streams = socket_streams(std::move(mesh));
   if (transport == Transport::tcp || world == 1) return streams;
-  const std::string where =
-      "rank " + std::to_string(rank) + ", transport " + transport_name(transport);
+  const std::string where = names(rank) + ", transport " + transport_name(transport);
   if (!connect_shm) {
     throw ConfigError(where +
                       ": this program has no shared-memory transport (lesson 12 installs it: "
@@ -66,7 +65,7 @@ std::vector<ByteStreamPtr> connect_streams(Mesh mesh, StoreClient& store, Transp
   if (transport == Transport::shm) {
     for (int peer = 0; peer < world; ++peer) {
       if (!local[peer]) {
-        throw ConfigError(where + ": rank " + std::to_string(peer) + " runs on host '" +
+        throw ConfigError(where + ": " + names(peer) + " runs on host '" +
                           store.get(name + "/host/" + std::to_string(peer), timeout) +
                           "', not on this one ('" + host_name() +
                           "'); shared memory joins ranks of one machine only: use --transport "
@@ -80,7 +79,7 @@ std::vector<ByteStreamPtr> connect_streams(Mesh mesh, StoreClient& store, Transp
     if (peer == rank || !local[peer]) continue;
     const std::string peer_name = streams[peer]->peer_name();
     ByteStreamPtr shm = connect_shm(store, rank, peer, name, timeout);
-    shm->set_peer_name(peer_name.empty() ? "rank " + std::to_string(peer) : peer_name);
+    shm->set_peer_name(names.is_world() && !peer_name.empty() ? peer_name : names(peer));
     streams[peer] = std::move(shm);
   }
   return streams;

@@ -23,6 +23,7 @@
 
 #include "byte_stream.h"
 #include "mesh.h"
+#include "rank_names.h"
 #include "store.h"
 
 namespace course {
@@ -52,9 +53,10 @@ std::vector<ByteStreamPtr> socket_streams(Mesh mesh);
 /// One stream per peer (streams[rank] null): the mesh's sockets, with the peers that
 /// `transport` puts on shared memory connected through `connect_shm`. Every rank calls it
 /// with the same transport and name. Throws ConfigError for shm without a connector, or
-/// shm with a peer on another host (naming both hosts).
+/// shm with a peer on another host (naming both hosts). `names` names the ranks in those
+/// errors and in the shm streams' names (a subgroup's: by world rank, rank_names.h).
 std::vector<ByteStreamPtr> connect_streams(Mesh mesh, StoreClient& store, Transport transport,
                                            const ShmConnector& connect_shm, const std::string& name,
-                                           Millis timeout);
+                                           Millis timeout, const RankNames& names = {});
 
 }  // namespace course

@@ -43,6 +43,13 @@ void write_all(int fd, const void* data, size_t n, const std::string& path) {
 
 }  // namespace
 
+const Tensor& find_tensor(const NamedTensors& state, const std::string& name) {
+  for (const auto& [key, tensor] : state) {
+    if (key == name) return tensor;
+  }
+  throw ConfigError("the state dict has no \"" + name + "\" (a checkpoint of another model?)");
+}
+
 const Tensor& SafetensorsFile::at(const std::string& name) const {
   for (const auto& [n, t] : tensors) {
     if (n == name) return t;

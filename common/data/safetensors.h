@@ -36,6 +36,9 @@ namespace course {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+/// The tensor of `name` in `state` (a state dict); ConfigError naming it when it is missing.
+const Tensor& find_tensor(const NamedTensors& state, const std::string& name);
+
 /// What load_safetensors returns: the named tensors and the metadata.
 struct SafetensorsFile {
   NamedTensors tensors;                         ///< in the file's order, on the CPU

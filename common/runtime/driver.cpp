@@ -243,4 +243,17 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   return run_rank(config, ctx, flags.values(), rank_main);
 }
 
+void print_driver_header(const DriverContext& ctx, const std::string& detail) {
+  if (ctx.rank() != 0) return;
+  std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s)"
+            << (detail.empty() ? "" : ", " + detail) << std::endl;
+}
+
+std::optional<Verdict> self_check_failure(const DriverContext& ctx, const std::string& problem,
+                                          const std::string& passed_line) {
+  if (!problem.empty()) return Verdict::fail("self-check: " + problem);
+  if (ctx.rank() == 0) std::cout << passed_line << std::endl;
+  return std::nullopt;
+}
+
 }  // namespace course

@@ -26,6 +26,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,5 +109,18 @@ class DriverContext {
 int run_driver(int argc, char** argv, const DriverConfig& config,
                const std::function<void(Flags&)>& add_options,
                const std::function<Verdict(DriverContext&)>& rank_main);
+
+// The first steps of a rank_main, written once; lesson 01's driver_prologue.h puts them
+// together with the device and the group (start_driver).
+
+/// Rank 0 prints "backend B, N rank(s)", then ", " and `detail` when it is not empty: the
+/// first line of every distributed training driver.
+void print_driver_header(const DriverContext& ctx, const std::string& detail);
+
+/// A self-check's result as the driver reports it: when `problem` is not empty, the FAIL
+/// "self-check: PROBLEM" (the problem names the function at fault) for rank_main to
+/// return; when it is empty, rank 0 prints `passed_line` and there is nothing to return.
+std::optional<Verdict> self_check_failure(const DriverContext& ctx, const std::string& problem,
+                                          const std::string& passed_line);
 
 }  // namespace course

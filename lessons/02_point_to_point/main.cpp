@@ -20,7 +20,7 @@
 #include <iostream>
 
 #include "driver.h"
-#include "driver_recipe.h"
+#include "driver_prologue.h"
 #include "flags.h"
 #include "full_mesh.h"
 #include "handshake.h"
@@ -58,8 +58,7 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   const std::string backend = ctx.args().backend;
   if (backend != "tcp") {
     if (ctx.args().bench) return course::Verdict::fail("--bench runs on the tcp backend only");
-    auto pg = course::make_process_group(backend, ctx.store(), ctx.rank(), ctx.world(),
-                                         course::driver_recipe(ctx, "lesson02"));
+    auto pg = course::make_driver_group(ctx, "lesson02");
     return course::run_p2p_checks(course::group_p2p(*pg), " on " + backend);
   }
   TcpComm comm(course::connect_full_mesh(ctx.store(), ctx.rank(), ctx.world(), course::job_token(),

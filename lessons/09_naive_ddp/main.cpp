@@ -22,6 +22,7 @@
 #include "ddp_training.h"
 #include "ddp_training_flags.h"
 #include "driver.h"
+#include "driver_prologue.h"
 #include "driver_recipe.h"
 #include "flag_checks.h"
 #include "flags.h"
@@ -37,28 +38,26 @@ bool g_compare = false;
 course::DdpCompareOptions g_compare_options;
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  const course::GroupRecipe recipe =
-      course::driver_recipe(ctx, "lesson09", course::install_lesson05);
   if (g_compare) {
     g_compare_options.data = g_options.data;
     g_compare_options.hidden = g_options.hidden;
-    return course::run_ddp_compare(ctx, g_compare_options, recipe, std::cout);
+    return course::run_ddp_compare(ctx, g_compare_options,
+                                   course::driver_recipe(ctx, "lesson09", course::install_lesson05),
+                                   std::cout);
   }
-  course::check_backend_device(ctx.args().backend, g_options.device);
-  g_options.local_rank = ctx.env().local_rank;
-  auto pg =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(), recipe);
   const course::GradSync variant = course::parse_grad_sync(g_variant);
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), variant "
-              << g_variant << std::endl;
-  }
   // Before training: the cases a default run cannot see (ddp_self_check.h).
-  const std::string problem = course::run_lesson09_self_check(*pg);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson09SelfCheckPassed << std::endl;
+  course::DriverStart start =
+      course::start_driver(ctx, {.group = "lesson09",
+                                 .install = course::install_lesson05,
+                                 .device = g_options.device,
+                                 .header = "variant " + g_variant,
+                                 .self_check = course::run_lesson09_self_check,
+                                 .self_check_passed = course::kLesson09SelfCheckPassed});
+  if (start.failed) return *start.failed;
+  g_options.local_rank = start.local_rank;
   return course::run_ddp_training(
-      g_options, *pg,
+      g_options, *start.group,
       [variant](course::Module& m, course::ProcessGroup& g) {
         return std::make_unique<course::NaiveDdp>(m, g, variant);
       },

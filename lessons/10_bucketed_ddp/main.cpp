@@ -22,6 +22,7 @@
 // no_sync check. --bench: PASS when every timed configuration left the ranks identical.
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "ddp_bench.h"
 #include "ddp_bench_flags.h"
@@ -30,7 +31,7 @@
 #include "ddp_training_flags.h"
 #include "distributed_data_parallel.h"
 #include "driver.h"
-#include "driver_recipe.h"
+#include "driver_prologue.h"
 #include "flag_checks.h"
 #include "flags.h"
 #include "no_sync_check.h"
@@ -61,22 +62,20 @@ course::ReducerOptions reducer_options() {
 }
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  course::check_backend_device(ctx.args().backend, g.training.device);
-  g.training.local_rank = ctx.env().local_rank;
-  auto pg =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                 course::driver_recipe(ctx, "lesson10", course::install_lesson05));
+  // driver_prologue.h's steps one by one: the bench comes before the header and self-check.
+  g.training.local_rank = course::select_device(ctx, g.training.device);
+  auto pg = course::make_driver_group(ctx, "lesson10", course::install_lesson05);
   if (ctx.args().bench) return course::run_ddp_bench(*pg, g.bench);
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world()
-              << " rank(s), buckets: first " << g.first_bucket_mb << " MiB, cap " << g.bucket_cap_mb
-              << " MiB" << (g.find_unused ? ", find_unused_parameters" : "")
-              << (g.as_view ? ", gradient_as_bucket_view" : "") << std::endl;
-  }
+  std::ostringstream buckets;
+  buckets << "buckets: first " << g.first_bucket_mb << " MiB, cap " << g.bucket_cap_mb << " MiB"
+          << (g.find_unused ? ", find_unused_parameters" : "")
+          << (g.as_view ? ", gradient_as_bucket_view" : "");
+  course::print_driver_header(ctx, buckets.str());
   // Before training: the cases a default run cannot see (reducer_self_check.h).
-  const std::string problem = course::run_lesson10_self_check(*pg);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson10SelfCheckPassed << std::endl;
+  if (auto failed = course::self_check_failure(ctx, course::run_lesson10_self_check(*pg),
+                                               course::kLesson10SelfCheckPassed)) {
+    return *failed;
+  }
   course::Verdict verdict = course::run_ddp_training(
       g.training, *pg,
       [](course::Module& m, course::ProcessGroup& group) {

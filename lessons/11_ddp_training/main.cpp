@@ -19,7 +19,7 @@
 #include "capstone_bench.h"
 #include "capstone_flags.h"
 #include "driver.h"
-#include "driver_recipe.h"
+#include "driver_prologue.h"
 #include "emulated_link.h"
 #include "error.h"
 #include "flag_checks.h"
@@ -33,28 +33,20 @@ namespace {
 course::CapstoneOptions g_options;
 course::CapstoneBenchOptions g_bench;
 
-std::unique_ptr<course::ProcessGroup> make_group(course::DriverContext& ctx,
-                                                 const std::string& name) {
-  return course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                    course::driver_recipe(ctx, name, course::install_lesson05));
-}
-
 course::Verdict run_rank(course::DriverContext& ctx) {
-  course::check_backend_device(ctx.args().backend, g_options.train.device);
-  g_options.train.local_rank = ctx.env().local_rank;
-  auto pg = make_group(ctx, "lesson11");
-  auto bn_group = make_group(ctx, "lesson11-syncbn");
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
-              << course::link_header() << std::endl;
-  }
+  // driver_prologue.h's steps one by one: two groups, the bench before the self-check.
+  g_options.train.local_rank = course::select_device(ctx, g_options.train.device);
+  auto pg = course::make_driver_group(ctx, "lesson11", course::install_lesson05);
+  auto bn_group = course::make_driver_group(ctx, "lesson11-syncbn", course::install_lesson05);
+  course::print_driver_header(ctx, course::link_header());
   if (ctx.args().bench) {
     return course::run_capstone_bench(g_options, g_bench, *pg, *bn_group, std::cout);
   }
   // Before training, with or without --sync-bn: your SyncBatchNorm (sync_bn_self_check.h).
-  const std::string problem = course::self_check_sync_batch_norm(*bn_group);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kSyncBnSelfCheckPassed << std::endl;
+  if (auto failed = course::self_check_failure(ctx, course::self_check_sync_batch_norm(*bn_group),
+                                               course::kSyncBnSelfCheckPassed)) {
+    return *failed;
+  }
   return course::run_capstone(g_options, *pg, *bn_group, std::cout).verdict;
 }
 

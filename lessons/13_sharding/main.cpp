@@ -17,7 +17,7 @@
 #include "ddp_bench_flags.h"
 #include "ddp_training_flags.h"
 #include "driver.h"
-#include "driver_recipe.h"
+#include "driver_prologue.h"
 #include "emulated_link.h"
 #include "flag_checks.h"
 #include "flags.h"
@@ -33,21 +33,18 @@ course::ShardedTrainingOptions g_training;
 course::DdpBenchOptions g_bench{.csv_path = "bench-results/lesson13_sharding.csv", .svg_path = ""};
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  course::check_backend_device(ctx.args().backend, g_training.device);
-  g_training.local_rank = ctx.env().local_rank;
-  auto pg =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                 course::driver_recipe(ctx, "lesson13", course::install_lesson13));
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
-              << course::link_header() << std::endl;
-  }
   // Before anything else: your ring halves and stages against their oracles.
-  const std::string problem = course::run_lesson13_self_check(*pg);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson13SelfCheckPassed << std::endl;
-  if (ctx.args().bench) return course::run_sharding_bench(*pg, g_bench, std::cout);
-  return course::run_sharded_training(g_training, *pg, std::cout);
+  course::DriverStart start =
+      course::start_driver(ctx, {.group = "lesson13",
+                                 .install = course::install_lesson13,
+                                 .device = g_training.device,
+                                 .header = course::link_header(),
+                                 .self_check = course::run_lesson13_self_check,
+                                 .self_check_passed = course::kLesson13SelfCheckPassed});
+  if (start.failed) return *start.failed;
+  g_training.local_rank = start.local_rank;
+  if (ctx.args().bench) return course::run_sharding_bench(*start.group, g_bench, std::cout);
+  return course::run_sharded_training(g_training, *start.group, std::cout);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@
 #include "ddp_training.h"
 #include "ddp_training_flags.h"
 #include "driver.h"
-#include "driver_recipe.h"
+#include "driver_prologue.h"
 #include "emulated_link.h"
 #include "flag_checks.h"
 #include "flags.h"
@@ -37,23 +37,20 @@ course::HookOptions g_hook;
 course::DdpBenchOptions g_bench{.csv_path = "bench-results/lesson14_hooks.csv", .svg_path = ""};
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  course::check_backend_device(ctx.args().backend, g_training.device);
-  g_training.local_rank = ctx.env().local_rank;
-  auto pg =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                 course::driver_recipe(ctx, "lesson14", course::install_lesson05));
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
-              << course::link_header() << std::endl;
-  }
   // Before anything else: your compression against its serial oracles.
-  const std::string problem = course::run_lesson14_self_check(*pg);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson14SelfCheckPassed << std::endl;
-  if (ctx.args().bench) return course::run_hooks_bench(*pg, g_bench, std::cout);
+  course::DriverStart start =
+      course::start_driver(ctx, {.group = "lesson14",
+                                 .install = course::install_lesson05,
+                                 .device = g_training.device,
+                                 .header = course::link_header(),
+                                 .self_check = course::run_lesson14_self_check,
+                                 .self_check_passed = course::kLesson14SelfCheckPassed});
+  if (start.failed) return *start.failed;
+  g_training.local_rank = start.local_rank;
+  if (ctx.args().bench) return course::run_hooks_bench(*start.group, g_bench, std::cout);
 
   return course::run_ddp_training(
-      g_training, *pg,
+      g_training, *start.group,
       [](course::Module& m, course::ProcessGroup& group) {
         return std::make_unique<course::HookedDdp>(m, group, g_hook);
       },

@@ -14,52 +14,48 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "ddp_training_flags.h"
+#include "device_mesh.h"
 #include "driver.h"
+#include "driver_prologue.h"
 #include "driver_recipe.h"
 #include "emulated_link.h"
 #include "env.h"
-#include "flag_agreement.h"
-#include "flag_checks.h"
 #include "flags.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
 #include "subgroups.h"
 #include "tp_bench.h"
-#include "tp_groups.h"
 #include "tp_self_check.h"
 #include "tp_training.h"
+#include "tp_training_flags.h"
 
 namespace {
 
 course::TpTrainingOptions g_training;
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  auto world =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                 course::driver_recipe(ctx, "lesson15", course::install_lesson05));
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
-              << course::link_header() << std::endl;
-  }
-  // Ranks started by hand must agree on the grid before any subgroup is made (a ConfigError
-  // naming the flag that differs, on every rank).
-  course::check_same_flags(course::tp_training_flag_values(g_training), *world);
-  // Then: your operators, layers and loss against their oracles.
-  const std::string problem = course::run_lesson15_self_check(*world);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) std::cout << course::kLesson15SelfCheckPassed << std::endl;
-  // The grid's groups: new_group / init_device_mesh over the world (subgroups.h).
+  // First: your operators, layers and loss against their oracles, on the world group. (The
+  // driver has checked the flags against the world and compared them across the ranks.)
+  course::DriverStart start =
+      course::start_driver(ctx, {.group = "lesson15",
+                                 .install = course::install_lesson05,
+                                 .header = course::link_header(),
+                                 .self_check = course::run_lesson15_self_check,
+                                 .self_check_passed = course::kLesson15SelfCheckPassed});
+  if (start.failed) return *start.failed;
+  course::ProcessGroup& world = *start.group;
+  // The mesh's groups: new_group / init_device_mesh over the world (subgroups.h).
   course::Subgroups subgroups(
       ctx.store(), ctx.rank(), ctx.world(),
       course::group_maker(ctx.args().backend,
                           course::driver_recipe(ctx, "lesson15", course::install_lesson05)));
   if (ctx.args().bench) {
-    return course::run_tp_bench(g_training, *world, subgroups, {}, std::cout);
+    return course::run_tp_bench(g_training, world, subgroups, {}, std::cout);
   }
-  course::TpProcessGroups groups(*world, subgroups, g_training.tp);
-  if (ctx.rank() == 0) std::cout << "device mesh " << groups.describe() << std::endl;
-  return course::run_tp_training(g_training, groups.groups(), std::cout);
+  const course::DeviceMesh mesh =
+      course::init_device_mesh(subgroups, course::tp_mesh_dims(ctx.world(), g_training.tp));
+  if (ctx.rank() == 0) std::cout << "device mesh " << mesh.layout().describe() << std::endl;
+  return course::run_tp_training(g_training, mesh, world, std::cout);
 }
 
 }  // namespace
@@ -78,18 +74,7 @@ int main(int argc, char** argv) {
     return course::tp_flags_problem(world, g_training);
   };
   const auto add_options = [](course::Flags& flags) {
-    course::add_ddp_training_flags(
-        flags, g_training,
-        "safetensors state dict to start from (every rank loads it and cuts its shards)");
-    course::add_target_flag(flags, g_training);
-    flags
-        .option("--tp", g_training.tp,
-                "ranks per tensor-parallel group; it must divide --np (0: all of them)")
-        .check(course::count_in(0, 1024))
-        .show_default();
-    flags.option("--blocks", g_training.blocks, "residual MLP blocks (H -> 4H -> H)")
-        .check(course::count_in(0, 64))
-        .show_default();
+    course::add_tp_training_flags(flags, g_training);
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

@@ -15,9 +15,11 @@
 #include "clock.h"
 #include "distributed_data_parallel.h"
 #include "emulated_link.h"
+#include "model_state_bytes.h"
 #include "ops.h"
 #include "optimizer.h"
 #include "synthetic_batch.h"
+#include "tp_training_flags.h"
 #include "vocab_parallel_loss.h"
 
 namespace course {
@@ -182,20 +184,21 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups&
   std::string differs;
   for (int T : sizes) {
     if (N % T != 0 || (4 * shape.hidden) % T != 0) continue;
-    TpProcessGroups grid(world, subgroups, T);
-    TpGroups& groups = grid.groups();
-    const int D = groups.grid.D;
+    const DeviceMesh mesh = init_device_mesh(subgroups, tp_mesh_dims(N, T));
+    ProcessGroup& tp = *mesh.group("tp");
+    ProcessGroup& dp = *mesh.group("dp");
+    const int D = mesh.size("dp");
     // T = 1: a TP group of one rank, whose collectives move nothing (lesson 10's DDP).
-    const int64_t frame_tp = counted ? framing_per_call(groups.tp) : 0;
-    const int64_t frame_dp = counted && groups.dp ? framing_per_call(*groups.dp) : 0;
+    const int64_t frame_tp = counted ? framing_per_call(tp) : 0;
+    const int64_t frame_dp = counted && D > 1 ? framing_per_call(dp) : 0;
     for (int64_t b : bench.batches) {
       Row row{.T = T, .D = D, .b = b};
-      TensorParallelMlp model(init, shape, groups.tp);
-      std::unique_ptr<GradientSync> sync = make_tp_dp_sync(model, groups);
+      TensorParallelMlp model(init, shape, tp);
+      std::unique_ptr<GradientSync> sync = make_tp_dp_sync(model, mesh);
       TpTrainingOptions adam = o;
       adam.optimizer = "adam";
       std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(adam, model.parameters());
-      auto [x, y] = synthetic_batch(T * b, shape.inputs, shape.classes, groups.grid.dp_index);
+      auto [x, y] = synthetic_batch(T * b, shape.inputs, shape.classes, mesh.coordinate("dp"));
       const Batch batch{x, y};
       for (int i = 0; i < bench.warmup; ++i) tp_train_step(model, *optimizer, sync.get(), batch);
       std::vector<double> times, sent;
@@ -216,7 +219,7 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups&
       row.state_model = 16.0 * static_cast<double>(shape.parameters_per_rank(T));
       // The model's bytes (rank 0's) and communication seconds.
       const int64_t rows_g = T * b;
-      const int tp_rank = groups.tp.rank();
+      const int tp_rank = tp.rank();
       const int calls_tp = 2 * shape.blocks + 3;
       double bytes = 0;
       if (T > 1) {
@@ -231,8 +234,8 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups&
       }
       if (auto* ddp = dynamic_cast<DistributedDataParallel*>(sync.get())) {
         for (const BucketInfo& bucket : ddp->reducer().buckets()) {
-          bytes += static_cast<double>(
-              ring_all_reduce_bytes(bucket.bytes / 4, D, groups.dp->rank()) + frame_dp);
+          bytes +=
+              static_cast<double>(ring_all_reduce_bytes(bucket.bytes / 4, D, dp.rank()) + frame_dp);
           row.comm_fixed += all_reduce_seconds(cal, static_cast<double>(bucket.bytes), D);
         }
       }

@@ -34,7 +34,8 @@
 #include <vector>
 
 #include "driver.h"
-#include "tp_groups.h"
+#include "process_group.h"
+#include "subgroups.h"
 #include "tp_training.h"
 
 namespace course {
@@ -51,7 +52,8 @@ struct TpBenchOptions {
 int64_t ring_all_reduce_bytes(int64_t count, int g, int rank);
 
 /// The measured table and the crossovers (see the top of this file); each T's grid is a
-/// device mesh made through `subgroups`. Collective over `world`. PASS when every row
+/// device mesh ({"dp", N / T}, {"tp", T}, tp_mesh_dims) made through `subgroups`, one per
+/// row of the sweep (a driver's mesh fixes one T). Collective over `world`. PASS when every row
 /// left its replicas equal.
 Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups& subgroups,
                      const TpBenchOptions& bench, std::ostream& out);

@@ -23,17 +23,6 @@ int64_t ModelShape::parameters_per_rank(int T) const {
   return replicated_parameters() + blocks * (2 * 4 * H * H + 4 * H) / T + (Cp * H + Cp) / T;
 }
 
-Variable ModuleList::forward(const Variable&) {
-  throw ConfigError("ModuleList holds layers; it has no forward of its own");
-}
-
-const Tensor& find_tensor(const NamedTensors& state, const std::string& name) {
-  for (const auto& [key, tensor] : state) {
-    if (key == name) return tensor;
-  }
-  throw ConfigError("the state dict has no \"" + name + "\" (a checkpoint of another model?)");
-}
-
 // ---- SerialMlp ---------------------------------------------------------------------------
 
 SerialMlpBlock::SerialMlpBlock(int64_t hidden, Rng& rng) {

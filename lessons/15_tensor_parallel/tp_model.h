@@ -32,6 +32,7 @@
 
 #include "linear.h"
 #include "module.h"
+#include "module_list.h"
 #include "parallel_linear.h"
 #include "process_group.h"
 #include "rng.h"
@@ -50,20 +51,6 @@ struct ModelShape {
   int64_t replicated_parameters() const;
   /// Parameters per rank at tensor-parallel size T (padding of the head included).
   int64_t parameters_per_rank(int T) const;
-};
-
-/// A module that only holds others, named "0", "1", ... (torch.nn.ModuleList).
-class ModuleList : public Module {
- public:
-  template <typename M>
-  std::shared_ptr<M> append(std::shared_ptr<M> module) {
-    return register_module(std::to_string(size_++), std::move(module));
-  }
-  Variable forward(const Variable& x) override;  ///< ConfigError: not a layer
-  std::string describe() const override { return "ModuleList"; }
-
- private:
-  int size_ = 0;
 };
 
 /// fc1 Linear(H, 4H), ReLU, fc2 Linear(4H, H), residual add: the unsharded block.
@@ -128,8 +115,5 @@ class TensorParallelMlp : public Module {
   std::vector<std::shared_ptr<ParallelMlpBlock>> blocks_;
   std::shared_ptr<ColumnParallelLinear> head_;
 };
-
-/// The tensor of `name` in `state`; ConfigError naming it when it is missing.
-const Tensor& find_tensor(const NamedTensors& state, const std::string& name);
 
 }  // namespace course

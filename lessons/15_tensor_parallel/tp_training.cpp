@@ -1,5 +1,4 @@
-// tp_training.cpp: lesson 15, given: the grid, the step, the equivalence with one process
-// and the training run (tp_training.h).
+// tp_training.cpp: lesson 15, given: the step and the training run (tp_training.h).
 #include "tp_training.h"
 
 #include <algorithm>
@@ -12,53 +11,14 @@
 #include "distributed_data_parallel.h"
 #include "distributed_sampler.h"
 #include "error.h"
-#include "flag_agreement.h"
 #include "memory_ledger.h"
+#include "model_state_bytes.h"
 #include "ops.h"
+#include "tp_equivalence.h"
 #include "tp_ops.h"
 #include "vocab_parallel_loss.h"
 
 namespace course {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::unique_ptr<Optimizer> make_optimizer_for(const TpTrainingOptions& o, Module& model) {
-  return make_ddp_optimizer(o, model.parameters());
-}
-
-}  // namespace
-
-std::string tp_usage_problem(int world, int tp, int64_t hidden) {
-  const int T = tp == 0 ? world : tp;
-  if (T < 1 || world % T != 0) {
-    return "--tp " + std::to_string(T) + " does not divide the " + std::to_string(world) +
-           " ranks (--np " + std::to_string(world) + "): use a --tp that divides --np";
-  }
-  if ((4 * hidden) % T != 0) {
-    return "--hidden " + std::to_string(hidden) + " (fc1's " + std::to_string(4 * hidden) +
-           " features) is not divisible by --tp " + std::to_string(T);
-  }
-  return "";
-}
-
-std::string tp_flags_problem(int world, const TpTrainingOptions& o) {
-  if (o.hidden.size() != 1) {
-    return "--hidden takes one size here, the blocks' width H (got " +
-           std::to_string(o.hidden.size()) + " values): e.g. --hidden 256";
-  }
-  return tp_usage_problem(world, o.tp, o.hidden[0]);
-}
-
-TpGrid make_tp_grid(int world, int rank, int tp) {
-  const int T = tp == 0 ? world : tp;
-  if (T < 1 || world % T != 0) {
-    throw ConfigError("--tp " + std::to_string(T) + " does not divide the " +
-                      std::to_string(world) + " ranks");
-  }
-  return TpGrid{.T = T, .D = world / T, .tp_index = rank % T, .dp_index = rank / T};
-}
 
 ModelShape tp_model_shape(const TpTrainingOptions& o) {
   if (o.hidden.size() != 1) {
@@ -90,55 +50,9 @@ StepResult tp_train_step(TensorParallelMlp& model, Optimizer& optimizer, Gradien
   return StepResult{loss.item(), 0};
 }
 
-ModelStateBytes model_state_bytes(const Module& model, const Optimizer& optimizer) {
-  ModelStateBytes bytes;
-  for (const Variable& p : model.parameters()) {
-    bytes.parameters += 4 * p.numel();
-    if (p.grad().defined()) bytes.gradients += 4 * p.grad().numel();
-  }
-  for (const auto& [name, t] : optimizer.state_tensors()) bytes.optimizer += 4 * t.numel();
-  return bytes;
-}
-
-std::unique_ptr<GradientSync> make_tp_dp_sync(Module& model, TpGroups& groups) {
-  if (groups.dp == nullptr || groups.grid.D == 1) return nullptr;
-  return std::make_unique<DistributedDataParallel>(model, *groups.dp);
-}
-
-double tp_tolerance(const TpTrainingOptions& o) {
-  return equivalence_tolerance(o);
-}
-
-double tp_equivalence_difference(const TpTrainingOptions& o, const ModelShape& shape,
-                                 const NamedTensors& init, const std::vector<Batch>& global_batches,
-                                 TpGroups& groups) {
-  // The serial model on every rank, on the whole global batch.
-  Rng unused(0);
-  SerialMlp serial(shape, unused);
-  serial.load_state_dict(init);
-  std::unique_ptr<Optimizer> serial_opt = make_optimizer_for(o, serial);
-  // The parallel model on the grid.
-  TensorParallelMlp model(init, shape, groups.tp);
-  std::unique_ptr<Optimizer> tp_opt = make_optimizer_for(o, model);
-  std::unique_ptr<GradientSync> dp_sync = make_tp_dp_sync(model, groups);
-  for (const Batch& global : global_batches) {
-    train_step(serial, *serial_opt, global);
-    const int64_t B = global.targets.numel() / groups.grid.D;
-    const int64_t begin = groups.grid.dp_index * B;
-    const Batch mine{global.inputs.rows(begin, B), global.targets.rows(begin, B)};
-    tp_train_step(model, *tp_opt, dp_sync.get(), mine);
-  }
-  double difference = max_abs_difference(model.full_state_dict(), serial.state_dict());
-  std::vector<float> worst{static_cast<float>(difference)};
-  groups.world.all_reduce(worst, ReduceOp::MAX);
-  return worst[0];
-}
-
-std::map<std::string, std::string> tp_training_flag_values(const TpTrainingOptions& o) {
-  std::map<std::string, std::string> values = ddp_training_flag_values(o);
-  values["--tp"] = std::to_string(o.tp);
-  values["--blocks"] = std::to_string(o.blocks);
-  return values;
+std::unique_ptr<GradientSync> make_tp_dp_sync(Module& model, const DeviceMesh& mesh) {
+  if (mesh.size("dp") == 1) return nullptr;
+  return std::make_unique<DistributedDataParallel>(model, *mesh.group("dp"));
 }
 
 namespace {
@@ -178,36 +92,37 @@ void report_memory(const TensorParallelMlp& model, const Optimizer& optimizer, i
 
 }  // namespace
 
-Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostream& out) {
-  const TpGrid& grid = groups.grid;
-  const int rank = groups.world.rank();
+Verdict run_tp_training(const TpTrainingOptions& o, const DeviceMesh& mesh, ProcessGroup& world,
+                        std::ostream& out) {
+  const int D = mesh.size("dp"), T = mesh.size("tp"), dp_index = mesh.coordinate("dp");
+  ProcessGroup& tp = *mesh.group("tp");
+  const int rank = world.rank();
   const bool talk = rank == 0 && !o.quiet;
   const ModelShape shape = tp_model_shape(o);
   const DdpData data = load_ddp_data(o);
   if (talk) {
     out << "data: " << data.train.size() << " training and " << data.test.size()
-        << " test examples, " << grid.D << " replica(s) x batch " << o.batch_size
-        << " = global batch " << grid.D * o.batch_size << std::endl;
+        << " test examples, " << D << " replica(s) x batch " << o.batch_size << " = global batch "
+        << D * o.batch_size << std::endl;
   }
   const NamedTensors init = tp_initial_state(o, shape);
 
   // 1. Equivalence with one process on the global batch.
   std::vector<Batch> batches;
   for (int step = 0; step < kTpEquivalenceSteps; ++step) {
-    batches.push_back(global_batch(data.train, grid.D, o.batch_size, o.shuffle, o.seed, 0, step));
+    batches.push_back(global_batch(data.train, D, o.batch_size, o.shuffle, o.seed, 0, step));
   }
-  const double difference = tp_equivalence_difference(o, shape, init, batches, groups);
+  const double difference = tp_equivalence_difference(o, shape, init, batches, mesh, world);
   if (talk) {
-    out << "equivalence: " << kTpEquivalenceSteps << " steps at (D, T) = (" << grid.D << ", "
-        << grid.T << ") vs one process x " << grid.D * o.batch_size
-        << ": largest parameter difference " << difference << " (tolerance " << tp_tolerance(o)
-        << ")" << std::endl;
+    out << "equivalence: " << kTpEquivalenceSteps << " steps at (D, T) = (" << D << ", " << T
+        << ") vs one process x " << D * o.batch_size << ": largest parameter difference "
+        << difference << " (tolerance " << tp_tolerance(o) << ")" << std::endl;
   }
 
   // The run itself.
-  TensorParallelMlp model(init, shape, groups.tp);
-  std::unique_ptr<GradientSync> dp_sync = make_tp_dp_sync(model, groups);
-  std::unique_ptr<Optimizer> optimizer = make_optimizer_for(o, model);
+  TensorParallelMlp model(init, shape, tp);
+  std::unique_ptr<GradientSync> dp_sync = make_tp_dp_sync(model, mesh);
+  std::unique_ptr<Optimizer> optimizer = make_ddp_optimizer(o, model.parameters());
   if (talk) {
     out << "model: " << shape.parameters() << " parameters, " << model.parameter_count()
         << " on each rank (" << shape.replicated_parameters() << " replicated), " << o.optimizer
@@ -216,8 +131,8 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
         << "       " << model.describe() << std::endl;
   }
   DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()));
-  auto sampler = std::make_shared<DistributedSampler>(data.train.size(), grid.D, grid.dp_index,
-                                                      o.shuffle, o.seed);
+  auto sampler =
+      std::make_shared<DistributedSampler>(data.train.size(), D, dp_index, o.shuffle, o.seed);
   DataLoader train_loader(data.train, o.batch_size, sampler);
   double best_accuracy = 0;
   int best_epoch = 0;
@@ -225,7 +140,7 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
     sampler->set_epoch(epoch);
     train_loader.start_epoch(epoch);
-    const auto start = Clock::now();
+    const auto start = std::chrono::steady_clock::now();
     double loss_sum = 0;
     int64_t samples = 0, steps = 0;
     while (std::optional<Batch> batch = train_loader.next()) {
@@ -257,20 +172,20 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
 
   // 2. Every replica holds the same model (the full state dict, gathered per TP group).
   const NamedTensors full = model.full_state_dict();
-  const std::string differs = check_identical_across_ranks(full, groups.world);
+  const std::string differs = check_identical_across_ranks(full, world);
   if (talk && differs.empty()) {
-    out << "parameters: the full model identical on all " << groups.world.size()
-        << " rank(s), bit for bit" << std::endl;
+    out << "parameters: the full model identical on all " << world.size() << " rank(s), bit for bit"
+        << std::endl;
   }
   if (!o.checkpoint.empty()) {
     if (rank == 0) {
       Rng unused(0);
       SerialMlp serial(shape, unused);
       serial.load_state_dict(full);
-      save_checkpoint(o.checkpoint, serial, nullptr, {{"tp", std::to_string(grid.T)}});
+      save_checkpoint(o.checkpoint, serial, nullptr, {{"tp", std::to_string(T)}});
       if (talk) out << "checkpoint: the full state dict written to " << o.checkpoint << std::endl;
     }
-    groups.world.barrier();
+    world.barrier();
   }
   if (difference > tp_tolerance(o)) {
     return Verdict::fail("equivalence: the parameters differ from one process's by " +
@@ -280,9 +195,9 @@ Verdict run_tp_training(const TpTrainingOptions& o, TpGroups& groups, std::ostre
   }
   if (!differs.empty()) return Verdict::fail(differs);
   std::ostringstream detail;
-  detail << "(D, T) = (" << grid.D << ", " << grid.T << "), equal to one process within "
-         << tp_tolerance(o) << ", best test accuracy " << format_fixed(100 * best_accuracy, 2)
-         << "% (epoch " << best_epoch << ")";
+  detail << "(D, T) = (" << D << ", " << T << "), equal to one process within " << tp_tolerance(o)
+         << ", best test accuracy " << format_fixed(100 * best_accuracy, 2) << "% (epoch "
+         << best_epoch << ")";
   if (best_accuracy < o.target) {
     return Verdict::fail("test accuracy " + format_fixed(100 * best_accuracy, 2) +
                          "% is below the target " + format_fixed(100 * o.target, 2) + "% " +

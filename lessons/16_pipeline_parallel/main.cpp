@@ -14,12 +14,12 @@
 // 85% test accuracy within 4 epochs (--target). --bench: the bubble and activation memory
 // of both schedules against their models (pp_bench.h).
 #include <iostream>
-#include <optional>
 
 #include "device_mesh.h"
 #include "driver.h"
 #include "driver_recipe.h"
 #include "emulated_link.h"
+#include "env.h"
 #include "flag_checks.h"
 #include "flags.h"
 #include "pp_bench.h"
@@ -27,6 +27,7 @@
 #include "pp_training.h"
 #include "process_group_factory.h"
 #include "ring_allreduce.h"
+#include "stage_runner.h"
 #include "subgroups.h"
 #include "training_flags.h"
 
@@ -36,34 +37,27 @@ course::PipelineOptions g_training;
 course::PipelineBenchOptions g_bench;
 
 course::Verdict run_rank(course::DriverContext& ctx) {
-  auto pg =
-      course::make_process_group(ctx.args().backend, ctx.store(), ctx.rank(), ctx.world(),
-                                 course::driver_recipe(ctx, "lesson16", course::install_lesson05));
-  if (ctx.rank() == 0) {
-    std::cout << "backend " << ctx.args().backend << ", " << ctx.world() << " rank(s), "
-              << course::link_header() << std::endl;
-  }
-  const std::string problem = course::run_lesson16_self_check(*pg);
-  if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-  if (ctx.rank() == 0) {
-    std::cout << course::kLesson16SelfCheckPassed << std::endl
-              << course::deadlock_demonstration() << std::endl;
-  }
-  if (ctx.args().bench) return course::run_pipeline_bench(*pg, g_bench, std::cout);
-  // D > 1 replicas: the mesh {dp: D, pp: P} (world rank = replica * P + stage) gives each
-  // stage its data-parallel group.
-  const int stages = g_training.pp == 0 ? ctx.world() : g_training.pp;
-  std::optional<course::DeviceMesh> mesh;
+  course::print_driver_header(ctx, course::link_header());
+  // The device mesh {dp: D, pp: P} (world rank = replica * P + stage) is where each rank
+  // learns its stage and replica and gets its groups (stage_runner.h). The bench runs one
+  // pipeline of every rank.
   course::Subgroups world(
       ctx.store(), ctx.rank(), ctx.world(),
       course::group_maker(ctx.args().backend,
                           course::driver_recipe(ctx, "lesson16", course::install_lesson05)));
-  if (ctx.world() > stages) {
-    mesh = course::init_device_mesh(world, {{"dp", ctx.world() / stages}, {"pp", stages}});
-    if (ctx.rank() == 0) std::cout << "device mesh: " << mesh->layout().describe() << std::endl;
+  const course::DeviceMesh mesh =
+      course::init_pipeline_mesh(world, ctx.args().bench ? 0 : g_training.pp);
+  // The prologue's steps (driver.h) around a self-check that runs on the mesh.
+  if (auto failed = course::self_check_failure(ctx, course::run_lesson16_self_check(mesh),
+                                               course::kLesson16SelfCheckPassed)) {
+    return *failed;
   }
-  course::ProcessGroup* dp_group = mesh ? mesh->group("dp").get() : nullptr;
-  return course::run_pipeline_training(g_training, *pg, dp_group, std::cout);
+  if (ctx.rank() == 0) std::cout << course::deadlock_demonstration() << std::endl;
+  if (ctx.args().bench) return course::run_pipeline_bench(mesh, g_bench, std::cout);
+  if (ctx.rank() == 0 && mesh.size("dp") > 1) {
+    std::cout << "device mesh: " << mesh.layout().describe() << std::endl;
+  }
+  return course::run_pipeline_training(g_training, mesh, std::cout);
 }
 
 }  // namespace
@@ -77,7 +71,10 @@ int main(int argc, char** argv) {
   config.has_bench = true;
   config.has_link = true;
   config.check_flags = [](const course::DriverArgs& args) {
-    return course::check_pipeline_flags(g_training, args.np);
+    // --pp against the effective world: ranks started by hand (RANK set) count WORLD_SIZE,
+    // a launch counts --np. The one check of --pp (init_pipeline_mesh relies on it).
+    const int world = course::started_as_rank() ? course::read_dist_env().world_size : args.np;
+    return course::check_pipeline_flags(g_training, world);
   };
   const auto add_options = [](course::Flags& flags) {
     course::add_data_flags(flags, g_training,

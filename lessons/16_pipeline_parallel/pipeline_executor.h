@@ -2,8 +2,8 @@
 // training step: receive the input, run the stage, send the output, over lesson 02's
 // isend/irecv.
 //
-//   PipelineExecutor exec(stage, group, {.stage = s, .stages = P, .prev_rank = r - 1,
-//                                        .next_rank = r + 1, .micro_batch_rows = 16});
+//   PipelineExecutor exec(module, pp_group, {.stage = s, .stages = P, .prev_rank = s - 1,
+//                                            .next_rank = s + 1, .micro_batch_rows = 16});
 //   StepStats st = exec.run_step(build_1f1b(P, M)[s], inputs, targets);   // grads accumulated
 //   optimizer.step();
 //
@@ -34,7 +34,8 @@
 // ERRORS: a receive that fails (a peer that died: PeerClosedError; one that froze:
 // TimeoutError after `timeout`) is rethrown with the stage, the rank, the action and the
 // micro-batch in flight in front ("stage 2 (rank 2) in F5: the activation of micro-batch
-// 5 from stage 1 (rank 1): ...").
+// 5 from stage 1 (rank 1): ..."). The ranks named are world ranks (StagePlacement::
+// world_ranks): the messages go over the pipeline's group, the launcher names world ranks.
 //
 // COLLECTIVE: construction and run_step are point-to-point with the neighbours only.
 // Thread safety: one thread.
@@ -43,27 +44,32 @@
 #include <map>
 #include <vector>
 
-#include "pipeline_stage.h"
 #include "process_group.h"
 #include "schedule.h"
 #include "socket.h"
+#include "stage_module.h"
 #include "trace_recorder.h"
 #include "work.h"
 
 namespace course {
 
-/// Where a stage sits: its index, its neighbours' ranks in `group` (-1: none).
+/// Where a stage sits: its index, its neighbours' ranks in `group` (-1: none). On the
+/// device mesh's "pp" group (stage_runner.h) group rank = stage, so the neighbours are
+/// stage - 1 and stage + 1.
 struct StagePlacement {
-  int stage = 0;
-  int stages = 1;
-  int prev_rank = -1;                  ///< stage-1's rank; -1 on stage 0
-  int next_rank = -1;                  ///< stage+1's rank; -1 on the last stage
+  int stage = 0;                       ///< s: this stage's index
+  int stages = 1;                      ///< P: the pipeline's stages
+  int prev_rank = -1;                  ///< stage-1's rank in the group; -1 on stage 0
+  int next_rank = -1;                  ///< stage+1's rank in the group; -1 on the last stage
   int64_t micro_batch_rows = 1;        ///< b: every micro-batch has this many rows
   Millis timeout = default_timeout();  ///< how long a receive may wait
   /// Modelled compute (the bench): after each forward the stage sleeps this long, after
   /// each backward twice as long, so that a forward costs f and a backward 2f however
   /// many stages share the machine's cores (sleeping stages do not compete). 0: none.
   double modelled_forward_ms = 0;
+  /// The world rank of each group rank (DeviceMesh::group_ranks("pp")), for errors; empty:
+  /// the group's ranks are world ranks.
+  std::vector<int> world_ranks;
 };
 
 /// What one stage did in one step.
@@ -73,7 +79,7 @@ struct StepStats {
   double send_s = 0;             ///< posting sends and waiting for them at the end
   double step_s = 0;             ///< the whole run_step
   int peak_in_flight = 0;        ///< micro-batches forwarded and not yet backwarded, at most
-  int64_t peak_saved_bytes = 0;  ///< their saved activations (PipelineStage::saved_bytes), at most
+  int64_t peak_saved_bytes = 0;  ///< their saved activations (StageModule::saved_bytes), at most
   double loss = 0;               ///< last stage: the batch's mean loss (sum of the scaled losses)
   int64_t correct = 0;           ///< last stage: correct predictions over the batch
 };
@@ -81,7 +87,7 @@ struct StepStats {
 class PipelineExecutor {
  public:
   /// Agrees the activation shapes with the neighbours (see above).
-  PipelineExecutor(PipelineStage& stage, ProcessGroup& group, const StagePlacement& placement);
+  PipelineExecutor(StageModule& stage, ProcessGroup& group, const StagePlacement& placement);
 
   /// Runs `actions` (this stage's list of a schedule check_schedule accepted) once.
   /// inputs[m]: micro-batch m's input rows (stage 0 only); targets[m]: its labels (last
@@ -122,8 +128,10 @@ class PipelineExecutor {
   /// Waits for `work`, timed as waiting, its errors named (stage, rank, action, peer).
   void wait_receive(const WorkPtr& work, const Action& compute);
   std::string where(const Action& a) const;
+  /// "stage 2 (rank 6)": stage `stage`, at group rank `group_rank`, named by its world rank.
+  std::string stage_name(int stage, int group_rank) const;
 
-  PipelineStage& stage_;
+  StageModule& stage_;
   ProcessGroup& group_;
   StagePlacement placement_;
   // The step in progress (run_step):

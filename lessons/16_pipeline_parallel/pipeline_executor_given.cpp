@@ -18,7 +18,7 @@ constexpr int kShapeTag = (1 << 24) - 1;
 
 }  // namespace
 
-PipelineExecutor::PipelineExecutor(PipelineStage& stage, ProcessGroup& group,
+PipelineExecutor::PipelineExecutor(StageModule& stage, ProcessGroup& group,
                                    const StagePlacement& placement)
     : stage_(stage), group_(group), placement_(placement) {
   const StagePlacement& p = placement_;
@@ -38,21 +38,27 @@ PipelineExecutor::PipelineExecutor(PipelineStage& stage, ProcessGroup& group,
     group_.recv(theirs, p.prev_rank, kShapeTag);
     if (static_cast<int64_t>(theirs[0]) != stage_.in_features() ||
         static_cast<int64_t>(theirs[1]) != p.micro_batch_rows) {
-      throw ConfigError("stage " + std::to_string(p.stage) + " (rank " +
-                        std::to_string(group_.rank()) + ") expects activations [" +
+      throw ConfigError(stage_name(p.stage, group_.rank()) + " expects activations [" +
                         std::to_string(p.micro_batch_rows) + ", " +
-                        std::to_string(stage_.in_features()) + "] but stage " +
-                        std::to_string(p.stage - 1) + " (rank " + std::to_string(p.prev_rank) +
-                        ") sends [" + std::to_string(static_cast<int64_t>(theirs[1])) + ", " +
+                        std::to_string(stage_.in_features()) + "] but " +
+                        stage_name(p.stage - 1, p.prev_rank) + " sends [" +
+                        std::to_string(static_cast<int64_t>(theirs[1])) + ", " +
                         std::to_string(static_cast<int64_t>(theirs[0])) +
                         "]: every rank must build the same model and micro-batch size");
     }
   }
 }
 
+std::string PipelineExecutor::stage_name(int stage, int group_rank) const {
+  const std::vector<int>& world = placement_.world_ranks;
+  const int rank = group_rank >= 0 && group_rank < static_cast<int>(world.size())
+                       ? world[static_cast<size_t>(group_rank)]
+                       : group_rank;
+  return "stage " + std::to_string(stage) + " (rank " + std::to_string(rank) + ")";
+}
+
 std::string PipelineExecutor::where(const Action& a) const {
-  return "stage " + std::to_string(placement_.stage) + " (rank " + std::to_string(group_.rank()) +
-         ") in " + action_name(a);
+  return stage_name(placement_.stage, group_.rank()) + " in " + action_name(a);
 }
 
 StepStats PipelineExecutor::run_step(const StageSchedule& actions,
@@ -108,9 +114,10 @@ StepStats PipelineExecutor::run_step(const StageSchedule& actions,
       const bool sending = a.kind == ActionKind::send_f || a.kind == ActionKind::send_b;
       const std::string what =
           where(a) + " (micro-batch " + std::to_string(a.micro_batch) + ") " +
-          (sending ? "to" : "from") + " stage " +
-          std::to_string(placement_.stage + (towards_next ? 1 : -1)) + " (rank " +
-          std::to_string(towards_next ? placement_.next_rank : placement_.prev_rank) + "): ";
+          (sending ? "to " : "from ") +
+          stage_name(placement_.stage + (towards_next ? 1 : -1),
+                     towards_next ? placement_.next_rank : placement_.prev_rank) +
+          ": ";
       try {
         throw;
       } catch (const PeerClosedError&) {
@@ -224,8 +231,8 @@ void PipelineExecutor::wait_receive(const WorkPtr& work, const Action& compute) 
   const int peer_stage = placement_.stage + (forward ? -1 : 1);
   const std::string what =
       where(compute) + ": the " + (forward ? "activation" : "gradient") + " of micro-batch " +
-      std::to_string(compute.micro_batch) + " from stage " + std::to_string(peer_stage) +
-      " (rank " + std::to_string(forward ? placement_.prev_rank : placement_.next_rank) + "): ";
+      std::to_string(compute.micro_batch) + " from " +
+      stage_name(peer_stage, forward ? placement_.prev_rank : placement_.next_rank) + ": ";
   if (!work) throw ConfigError(what + "no receive was posted for it");
   try {
     work->wait(placement_.timeout);

@@ -9,11 +9,12 @@
 #include "bench_table.h"
 #include "clock.h"
 #include "emulated_link.h"
+#include "error.h"
 #include "ops.h"
 #include "optimizer.h"
-#include "pp_training.h"
 #include "rng.h"
 #include "sequential.h"
+#include "stage_runner.h"
 #include "synthetic_batch.h"
 #include "trace_recorder.h"
 
@@ -83,13 +84,13 @@ std::string describe_cut(const std::vector<int>& bounds) {
 
 // 1F1B at M = 8 on the cut `bounds`: rank 0 prints each stage's median compute per step,
 // their spread (slowest / mean) and the slowest stage's step.
-void balance_line(ProcessGroup& group, const std::string& label, const std::vector<int64_t>& sizes,
-                  const std::vector<int>& bounds, const Batch& batch, int steps,
-                  std::ostream& out) {
+void balance_line(const DeviceMesh& mesh, const std::string& label,
+                  const std::vector<int64_t>& sizes, const std::vector<int>& bounds,
+                  const Batch& batch, int steps, std::ostream& out) {
+  ProcessGroup& group = *mesh.group("pp");
   const int stages = group.size();
-  const PipelineLayout layout = make_pipeline_layout(group.rank(), stages, stages);
-  StageRunner runner(group, layout, sizes, 3, "1f1b", 8, batch.inputs.size(0) / 8, bounds);
-  Sgd sgd(runner.stage().parameters(), {.lr = 0.01f});
+  StageRunner runner(mesh, sizes, 3, "1f1b", 8, batch.inputs.size(0) / 8, bounds);
+  Sgd sgd(runner.module().parameters(), {.lr = 0.01f});
   std::vector<double> compute, step;
   group.barrier();
   for (int t = 0; t < kWarmupSteps + steps; ++t) {
@@ -122,18 +123,18 @@ void balance_line(ProcessGroup& group, const std::string& label, const std::vect
 // One row per schedule and M of the table, each after warm-up steps (see pp_bench.h);
 // `modelled_ms` > 0: every forward sleeps that long on top (StagePlacement). The timelines
 // of M = 8 go to `trace_prefix`_<schedule>.json/.svg.
-void sweep(ProcessGroup& group, BenchTable& table, const std::vector<int64_t>& sizes,
+void sweep(const DeviceMesh& mesh, BenchTable& table, const std::vector<int64_t>& sizes,
            const std::vector<int>& bounds, const Batch& batch, int steps, double modelled_ms,
            double one_process, const std::string& trace_prefix, std::ostream& out) {
+  ProcessGroup& group = *mesh.group("pp");
   const int stages = group.size();
-  const PipelineLayout layout = make_pipeline_layout(group.rank(), stages, stages);
   const int64_t rows = batch.inputs.size(0);
   for (const std::string& name : schedule_names()) {
     for (int m : {1, 2, 4, 8, 16}) {
       if (rows % m != 0) continue;
-      StageRunner runner(group, layout, sizes, 3, name, m, rows / m, bounds);
+      StageRunner runner(mesh, sizes, 3, name, m, rows / m, bounds);
       runner.executor().set_modelled_forward_ms(modelled_ms);
-      Sgd sgd(runner.stage().parameters(), {.lr = 0.01f});
+      Sgd sgd(runner.module().parameters(), {.lr = 0.01f});
       std::vector<double> step, compute, wait, idle;
       StepStats last;
       // No barrier between steps, as in training: a stage that ends its step early waits
@@ -198,7 +199,13 @@ void sweep(ProcessGroup& group, BenchTable& table, const std::vector<int64_t>& s
 
 }  // namespace
 
-Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, std::ostream& out) {
+Verdict run_pipeline_bench(const DeviceMesh& mesh, const PipelineBenchOptions& o,
+                           std::ostream& out) {
+  if (mesh.size("dp") != 1) {
+    throw ConfigError("the bench runs one pipeline of every rank: a mesh of " +
+                      std::to_string(mesh.size("dp")) + " replicas given");
+  }
+  ProcessGroup& group = *mesh.group("pp");
   const int stages = group.size();
   std::vector<int64_t> sizes = {784};
   for (int i = 0; i < o.layers; ++i) sizes.push_back(o.width);
@@ -225,7 +232,7 @@ Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, s
                     {"act MiB", 9},
                     {"speed-up", 9}});
   if (group.rank() == 0) table.print_header(out);
-  sweep(group, table, sizes, bounds, batch, o.steps, 0.0, one_process, o.trace_prefix, out);
+  sweep(mesh, table, sizes, bounds, batch, o.steps, 0.0, one_process, o.trace_prefix, out);
   // The cut by parameters against the cut by measured time (rank 0 times each layer on a
   // micro-batch of M = 8; every rank cuts the same way).
   std::vector<float> seconds(sizes.size() - 1);
@@ -236,8 +243,8 @@ Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, s
   group.broadcast(seconds, 0);
   const std::vector<int> by_time =
       partition_layers(std::vector<double>(seconds.begin(), seconds.end()), stages);
-  balance_line(group, "parameters", sizes, bounds, batch, o.steps, out);
-  balance_line(group, "measured time", sizes, by_time, batch, o.steps, out);
+  balance_line(mesh, "parameters", sizes, bounds, batch, o.steps, out);
+  balance_line(mesh, "measured time", sizes, by_time, batch, o.steps, out);
   if (group.rank() == 0) {
     table.add_note("model % = (P-1)/(M+P-1); wait % = time blocked on receives / step", &out);
   }
@@ -253,7 +260,7 @@ Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, s
         << std::endl;
     table.print_header(out);
   }
-  sweep(group, table, tiny, tiny_bounds, tiny_batch, o.steps, kModelledForwardMs, 0.0,
+  sweep(mesh, table, tiny, tiny_bounds, tiny_batch, o.steps, kModelledForwardMs, 0.0,
         o.trace_prefix.empty() ? "" : o.trace_prefix + "_modelled", out);
   if (group.rank() == 0) {
     table.add_note("rows 11-20: modelled compute (f = " + format_fixed(kModelledForwardMs, 1) +

@@ -26,7 +26,7 @@
 //                 sends, the optimizer)
 //   model %       (P-1)/(M+P-1)
 //   in flight     the most micro-batches any stage held at once
-//   act MiB       stage 0's peak saved activations (PipelineStage::saved_bytes, summed
+//   act MiB       stage 0's peak saved activations (StageModule::saved_bytes, summed
 //                 over the micro-batches in flight)
 //   speed-up      one process's step on the whole batch (rank 0, measured first) / step ms
 // and a timeline of one step of each schedule at M = 8 (Perfetto JSON and SVG, one row per
@@ -45,8 +45,8 @@
 #include <ostream>
 #include <string>
 
+#include "device_mesh.h"
 #include "driver.h"
-#include "process_group.h"
 
 namespace course {
 
@@ -59,8 +59,11 @@ struct PipelineBenchOptions {
   std::string trace_prefix = "bench-results/lesson16_timeline";  ///< + _gpipe.svg, ...
 };
 
-/// The table and the timelines; rank 0 prints and writes them. Collective over the group
-/// (P = group.size()). PASS when every row ran; the figures are for reading.
-Verdict run_pipeline_bench(ProcessGroup& group, const PipelineBenchOptions& o, std::ostream& out);
+/// The table and the timelines; rank 0 prints and writes them. Collective over the mesh,
+/// one pipeline of every rank (P = mesh.size("pp"), D = 1: init_pipeline_mesh(world, 0),
+/// stage_runner.h; ConfigError for D > 1). PASS when every row ran; the figures are for
+/// reading.
+Verdict run_pipeline_bench(const DeviceMesh& mesh, const PipelineBenchOptions& o,
+                           std::ostream& out);
 
 }  // namespace course

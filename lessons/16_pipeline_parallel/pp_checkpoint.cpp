@@ -31,7 +31,7 @@ std::span<float> values(const Tensor& t) {
 }  // namespace
 
 void load_stage_state(const std::string& path, const std::vector<int64_t>& sizes,
-                      PipelineStage& stage) {
+                      StageModule& stage) {
   const std::shared_ptr<Sequential> whole = whole_model(sizes);
   load_checkpoint(path, *whole, nullptr);
   const NamedTensors all = whole->state_dict();
@@ -44,19 +44,20 @@ void load_stage_state(const std::string& path, const std::vector<int64_t>& sizes
   stage.load_state_dict(mine);
 }
 
-void save_pipeline_state(const std::string& path, ProcessGroup& group, const PipelineLayout& layout,
+void save_pipeline_state(const std::string& path, const DeviceMesh& mesh,
                          const std::vector<int64_t>& sizes, const std::vector<int>& bounds,
-                         const PipelineStage& stage,
+                         const StageModule& stage,
                          const std::map<std::string, std::string>& metadata) {
-  if (layout.replica != 0) return;
-  if (layout.stage != 0) {
+  if (mesh.coordinate("dp") != 0) return;
+  ProcessGroup& group = *mesh.group("pp");  // group rank = stage
+  if (mesh.coordinate("pp") != 0) {
     for (const auto& named : stage.state_dict()) {
       const Tensor& t = named.second;
       group.send(values(t), 0, kCheckpointTag);
     }
     return;
   }
-  // Rank 0: its own layers, then every other stage's in the whole model's order, which is
+  // Stage 0: its own layers, then every other stage's in the whole model's order, which is
   // each stage's own order (ascending layer, weight before bias), stage after stage.
   const std::shared_ptr<Sequential> whole = whole_model(sizes);
   const NamedTensors own = stage.state_dict();
@@ -70,7 +71,7 @@ void save_pipeline_state(const std::string& path, ProcessGroup& group, const Pip
     }
     int s = 1;
     while (layer >= bounds.at(s + 1)) ++s;
-    group.recv(values(tensor), s, kCheckpointTag);  // replica 0's stage s is world rank s
+    group.recv(values(tensor), s, kCheckpointTag);  // stage s is group rank s
   }
   save_checkpoint(path, *whole, nullptr, metadata);
 }

@@ -10,10 +10,10 @@
 #include "error.h"
 #include "ops.h"
 #include "pipeline_executor.h"
-#include "pipeline_stage.h"
-#include "pp_training.h"
+#include "pp_equivalence.h"
 #include "rng.h"
 #include "sequential.h"
+#include "stage_module.h"
 #include "tensor_ops.h"
 
 namespace course {
@@ -186,7 +186,7 @@ std::string check_checker() {
 
 }  // namespace
 
-std::string check_one_stage_step(ProcessGroup& group) {
+std::string check_one_stage_step(ProcessGroup& group, const std::vector<int>& world_ranks) {
   // One stage holding the whole MLP (P = 1: no messages, this rank alone), M = 3
   // micro-batches of 2 rows, against one process on the 6 rows.
   const std::vector<int64_t> sizes = {6, 5, 4};
@@ -210,10 +210,14 @@ std::string check_one_stage_step(ProcessGroup& group) {
   const auto whole_params = whole->named_parameters();
   for (const std::string& name : schedule_names()) {
     const std::string where = "PipelineExecutor on one stage (" + name + ", M = 3): ";
-    PipelineStage stage(sizes, 11, 0, 2);
-    PipelineExecutor exec(
-        stage, group,
-        {.stage = 0, .stages = 1, .prev_rank = -1, .next_rank = -1, .micro_batch_rows = rows});
+    StageModule stage(sizes, 11, 0, 2);
+    PipelineExecutor exec(stage, group,
+                          {.stage = 0,
+                           .stages = 1,
+                           .prev_rank = -1,
+                           .next_rank = -1,
+                           .micro_batch_rows = rows,
+                           .world_ranks = world_ranks});
     StepStats st;
     try {
       st = exec.run_step(make_schedule(name, 1, M)[0], in, tg);
@@ -266,22 +270,26 @@ std::vector<int64_t> self_check_sizes(int stages) {
   return sizes;
 }
 
-std::string run_lesson16_self_check(ProcessGroup& group) {
+std::string run_lesson16_self_check(const DeviceMesh& mesh) {
   std::string problem = check_checker();
   if (problem.empty()) problem = check_builders();
-  if (problem.empty()) problem = check_one_stage_step(group);
+  if (problem.empty()) problem = check_one_stage_step(*mesh.group("pp"), mesh.group_ranks("pp"));
   if (!problem.empty()) return problem;
+  const int stages = mesh.size("pp");
+  const int replicas = mesh.size("dp");
   for (const std::string& name : schedule_names()) {
     EquivalenceCase c;
-    c.sizes = self_check_sizes(group.size());
+    c.sizes = self_check_sizes(stages);
     c.schedule = name;
     c.steps = 3;
-    const double diff = compare_with_one_process(group, c);
+    const double diff = compare_with_one_process(mesh, c);
     if (!(diff <= kPipelineTolerance)) {
       std::ostringstream out;
-      out << "PipelineExecutor::forward_action / backward_action: " << name << " on "
-          << group.size() << " stages differs from one process on the whole batch by " << diff
-          << " after " << c.steps << " SGD steps (tolerance " << kPipelineTolerance
+      out << "PipelineExecutor::forward_action / backward_action: " << name << " on " << stages
+          << " stages";
+      if (replicas > 1) out << " x " << replicas << " replicas";
+      out << " differs from one process on the whole batch by " << diff << " after " << c.steps
+          << " SGD steps (tolerance " << kPipelineTolerance
           << "): check the input, the loss scaled by 1/M, and the gradient received";
       return out.str();
     }

@@ -1,7 +1,7 @@
 // pp_self_check.h: lesson 16, given: ./lesson16's self-check of your exercise, before it
 // trains (under a few seconds on 4 ranks).
 //
-//   const std::string problem = run_lesson16_self_check(group);   // "" when all is well
+//   const std::string problem = run_lesson16_self_check(mesh);   // "" when all is well
 //
 //   check_schedule    (first, whatever your builder does) accepts GPipe and 1F1B; refuses
 //                     a schedule that deadlocks (deadlocking_schedule()) in the form of
@@ -14,9 +14,10 @@
 //                     most P - s micro-batches in flight on stage s
 //   forward_action,   one stage holding a small MLP, M = 3 (check_one_stage_step): the
 //   backward_action   gradients and loss of one process, the 1/M scale named; then
-//                     GPipe and 1F1B on the whole group (P = N, the model deepened to N
-//                     layers where N > 6: self_check_sizes) against one process on the
-//                     whole batch, 3 SGD steps, within kPipelineTolerance
+//                     GPipe and 1F1B on the mesh the run trains on (P stages x D
+//                     replicas, the model deepened to P layers where P > 6:
+//                     self_check_sizes) against one process on the whole batch, 3 SGD
+//                     steps, within kPipelineTolerance (pp_equivalence.h)
 //
 // The problem names the function at fault and the case, not a consequence.
 #pragma once
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "device_mesh.h"
 #include "process_group.h"
 #include "schedule.h"
 
@@ -58,10 +60,13 @@ std::vector<int64_t> self_check_sizes(int stages);
 /// and 1F1B with M = 3, against one process on the whole batch: "" or the problem, naming
 /// the loss scaled by 1/M not at all or twice (gradients M or 1/M times one process's), or
 /// the action at fault (PipelineExecutor's own checks of what each action keeps).
-std::string check_one_stage_step(ProcessGroup& group);
+/// `world_ranks`: the world rank of each rank of `group`, for the errors (empty: the
+/// group's ranks are world ranks).
+std::string check_one_stage_step(ProcessGroup& group, const std::vector<int>& world_ranks = {});
 
-/// "" when every check passed, else the first problem. Collective over the group.
-std::string run_lesson16_self_check(ProcessGroup& group);
+/// "" when every check passed, else the first problem. Collective over the mesh {dp: D,
+/// pp: P} (init_pipeline_mesh, stage_runner.h).
+std::string run_lesson16_self_check(const DeviceMesh& mesh);
 extern const char* const kLesson16SelfCheckPassed;
 
 }  // namespace course

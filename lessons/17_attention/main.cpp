@@ -52,9 +52,10 @@ int main(int argc, char** argv) {
       argc, argv, config,
       [](course::Flags& flags) { course::add_gpt_training_flags(flags, g_training); },
       [](course::DriverContext& ctx) {
-        const std::string problem = course::attention_self_check(std::cout);
-        if (!problem.empty()) return course::Verdict::fail("self-check: " + problem);
-        std::cout << course::kLesson17SelfCheckPassed << std::endl;
+        if (auto failed = course::self_check_failure(ctx, course::attention_self_check(std::cout),
+                                                     course::kLesson17SelfCheckPassed)) {
+          return *failed;
+        }
         if (ctx.args().bench) return course::run_gpt_bench(bench_options(), std::cout);
         return course::run_gpt_training(g_training, std::cout);
       });

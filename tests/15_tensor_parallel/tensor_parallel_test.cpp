@@ -4,7 +4,7 @@
 // 1 to 4 ranks (the loss also on logits large enough for exp to overflow); a 4 MiB
 // activation; the model (once the pieces pass the driver's self-check) against one process
 // after 20 SGD steps at T = 1, 2, 4 and (D, T) = (2, 2) and after Adam steps at (2, 2), tcp
-// and gloo; the full state dict; the grid and the usage errors.
+// and gloo; the full state dict; the mesh and the usage errors.
 //
 //   ./build/solutions/test_15
 #include <gtest/gtest.h>
@@ -16,17 +16,19 @@
 
 #include "../collectives/group_factory.h"
 #include "ddp_training.h"
+#include "device_mesh.h"
 #include "error.h"
 #include "harness.h"
 #include "ops.h"
 #include "parallel_linear.h"
 #include "safetensors.h"
 #include "tensor_ops.h"
-#include "tp_groups.h"
+#include "tp_equivalence.h"
 #include "tp_model.h"
 #include "tp_ops.h"
 #include "tp_self_check.h"
 #include "tp_training.h"
+#include "tp_training_flags.h"
 #include "vocab_parallel_loss.h"
 
 namespace course::test {
@@ -335,14 +337,14 @@ double grid_difference(RankContext& ctx, const std::string& backend, int tp,
                        const std::string& optimizer, int steps) {
   auto world = make_group(backend, ctx);
   Subgroups subgroups = make_subgroups(backend, ctx);
-  TpProcessGroups groups(*world, subgroups, tp);
+  const DeviceMesh mesh = init_device_mesh(subgroups, tp_mesh_dims(world->size(), tp));
   TpTrainingOptions o;
   o.optimizer = optimizer;
   o.lr = optimizer == "adam" ? 1e-3f : 0.05f;
   const ModelShape shape{.inputs = 24, .hidden = 8, .blocks = 2, .classes = 10};
   Rng rng(7);
   const NamedTensors init = make_serial_model(shape, rng)->state_dict();
-  return tp_equivalence_difference(o, shape, init, synthetic_batches(steps, 12), groups.groups());
+  return tp_equivalence_difference(o, shape, init, synthetic_batches(steps, 12), mesh, *world);
 }
 
 TEST(TpModel, TwentySgdStepsEqualOneProcessAtOneTwoFourAndTwoByTwo) {
@@ -399,14 +401,15 @@ TEST(TpModel, ShardsAreSlicesOfTheFullInitAndTheFullStateDictRoundTrips) {
   });
 }
 
-// ---- The grid and the usage errors --------------------------------------------------------
+// ---- The mesh and the usage errors --------------------------------------------------------
 
-TEST(TpGrid, RanksAreLaidOutTpInnerAndBadSizesNameBothNumbers) {
-  const TpGrid g = make_tp_grid(8, 5, 2);
-  EXPECT_EQ(g.T, 2);
-  EXPECT_EQ(g.D, 4);
-  EXPECT_EQ(g.tp_index, 1);
-  EXPECT_EQ(g.dp_index, 2);
+TEST(TpMesh, RanksAreLaidOutTpInnerAndBadSizesNameBothNumbers) {
+  const MeshLayout g(tp_mesh_dims(8, 2));
+  EXPECT_EQ(g.size("tp"), 2);
+  EXPECT_EQ(g.size("dp"), 4);
+  EXPECT_EQ(g.coordinate(5, "tp"), 1);
+  EXPECT_EQ(g.coordinate(5, "dp"), 2);
+  EXPECT_EQ(MeshLayout(tp_mesh_dims(4, 0)).size("dp"), 1) << "D = 1: a dimension of size 1";
   const std::string not_dividing = tp_usage_problem(4, 3, 128);
   EXPECT_NE(not_dividing.find("--tp 3"), std::string::npos) << not_dividing;
   EXPECT_NE(not_dividing.find('4'), std::string::npos) << not_dividing;
@@ -414,7 +417,7 @@ TEST(TpGrid, RanksAreLaidOutTpInnerAndBadSizesNameBothNumbers) {
   EXPECT_NE(hidden.find("--hidden 9"), std::string::npos) << hidden;
   EXPECT_NE(hidden.find("--tp 8"), std::string::npos) << hidden;
   EXPECT_EQ(tp_usage_problem(4, 0, 128), "");
-  EXPECT_THROW(make_tp_grid(4, 0, 3), ConfigError);
+  EXPECT_THROW(tp_mesh_dims(4, 3), ConfigError);
 }
 
 }  // namespace

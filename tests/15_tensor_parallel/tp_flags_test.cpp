@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tp_training.h"
+#include "tp_training_flags.h"
 
 namespace course::test {
 namespace {

@@ -22,20 +22,29 @@
 #include "error.h"
 #include "harness.h"
 #include "pp_checkpoint.h"
+#include "pp_equivalence.h"
 #include "pp_self_check.h"
 #include "pp_training.h"
 #include "rng.h"
 #include "sequential.h"
+#include "stage_runner.h"
 
 namespace course::test {
 namespace {
 
+// The pipeline's device mesh {dp: world / pp, pp: pp} on `backend` (pp 0: every rank a
+// stage), as ./lesson16 builds it.
+DeviceMesh pipeline_mesh(const std::string& backend, RankContext& ctx, int pp = 0) {
+  Subgroups world = make_subgroups(backend, ctx);
+  return init_pipeline_mesh(world, pp);
+}
+
 void expect_equals_one_process(int stages, const std::string& backend, EquivalenceCase c) {
   run_ranks(stages, [&](RankContext& ctx) {
-    auto group = make_group(backend, ctx);
+    const DeviceMesh mesh = pipeline_mesh(backend, ctx);
     for (const std::string& schedule : schedule_names()) {
       c.schedule = schedule;
-      const double diff = compare_with_one_process(*group, c);
+      const double diff = compare_with_one_process(mesh, c);
       EXPECT_LE(diff, kPipelineTolerance) << schedule << " on " << stages << " stages, " << backend;
     }
   });
@@ -72,16 +81,15 @@ TEST(Pipeline, MegabyteActivationsEqualOneProcess) {
 TEST(Pipeline, TwoStagesTimesTwoReplicasEqualOneProcess) {
   // World rank = replica * 2 + stage; stage s's replicas {s, 2 + s} average gradients.
   run_ranks(4, [](RankContext& ctx) {
-    auto group = make_group("tcp", ctx);
-    Subgroups world = make_subgroups("tcp", ctx);
-    const DeviceMesh mesh = init_device_mesh(world, {{"dp", 2}, {"pp", 2}});
+    const DeviceMesh mesh = pipeline_mesh("tcp", ctx, 2);
     ASSERT_EQ(mesh.coordinate("pp"), ctx.rank % 2);
+    ASSERT_EQ(mesh.coordinate("dp"), ctx.rank / 2);
     EquivalenceCase c;
     c.micro_batches = 3;
     c.micro_batch_rows = 2;
     for (const std::string& schedule : schedule_names()) {
       c.schedule = schedule;
-      const double diff = compare_pp_dp_with_one_process(*group, *mesh.group("dp"), c);
+      const double diff = compare_with_one_process(mesh, c);
       EXPECT_LE(diff, kPipelineTolerance) << schedule << " on 2 stages x 2 replicas";
     }
   });
@@ -89,9 +97,8 @@ TEST(Pipeline, TwoStagesTimesTwoReplicasEqualOneProcess) {
 
 TEST(Pipeline, GpipeHoldsEveryMicroBatchAndOneFOneBAtMostPMinusS) {
   run_ranks(4, [](RankContext& ctx) {
-    auto group = make_group("tcp", ctx);
+    const DeviceMesh mesh = pipeline_mesh("tcp", ctx);
     const std::vector<int64_t> sizes = {20, 16, 16, 16, 16, 10};
-    const PipelineLayout layout = make_pipeline_layout(ctx.rank, 4, 4);
     const std::vector<int> bounds = {0, 1, 2, 3, 5};
     const int m = 8;
     const int64_t rows = 3;
@@ -102,11 +109,11 @@ TEST(Pipeline, GpipeHoldsEveryMicroBatchAndOneFOneBAtMostPMinusS) {
     const Batch batch{Tensor::from_vector({m * rows, 20}, x), Tensor::from_vector({m * rows}, y)};
     int64_t gpipe_bytes = 0;
     for (const std::string& schedule : schedule_names()) {
-      StageRunner runner(*group, layout, sizes, 1, schedule, m, rows, bounds);
+      StageRunner runner(mesh, sizes, 1, schedule, m, rows, bounds);
       const StepStats st = runner.step(batch);
       const int want = schedule == "gpipe" ? m : 4 - ctx.rank;
       EXPECT_EQ(st.peak_in_flight, want) << schedule << " on stage " << ctx.rank;
-      const int64_t per_micro_batch = runner.stage().saved_bytes();
+      const int64_t per_micro_batch = runner.module().saved_bytes();
       EXPECT_EQ(st.peak_saved_bytes, want * per_micro_batch) << schedule;
       if (schedule == "gpipe") gpipe_bytes = st.peak_saved_bytes;
       if (schedule == "1f1b" && ctx.rank == 0) {
@@ -131,10 +138,9 @@ TEST(Pipeline, ADeadStageIsNamedByItsNeighbourWithTheMicroBatchInFlight) {
   const auto outcomes = run_ranks_collect(
       3,
       [](RankContext& ctx) {
-        auto group = make_group("tcp", ctx);
+        const DeviceMesh mesh = pipeline_mesh("tcp", ctx);
         const std::vector<int64_t> sizes = {8, 8, 8, 4};
-        const PipelineLayout layout = make_pipeline_layout(ctx.rank, 3, 3);
-        StageRunner runner(*group, layout, sizes, 1, "1f1b", 2, 2, {0, 1, 2, 3});
+        StageRunner runner(mesh, sizes, 1, "1f1b", 2, 2, {0, 1, 2, 3});
         if (ctx.rank == 2) std::_Exit(0);  // the last stage dies before its first action
         const Batch batch{Tensor::full({4, 8}, 0.5f), Tensor::full({4}, 1.0f)};
         try {
@@ -166,10 +172,9 @@ TEST(Pipeline, AFrozenStageIsNamedAfterTheReceiveTimeout) {
   const auto outcomes = run_ranks_collect(
       3,
       [](RankContext& ctx) {
-        auto group = make_group("tcp", ctx);
+        const DeviceMesh mesh = pipeline_mesh("tcp", ctx);
         const std::vector<int64_t> sizes = {8, 8, 8, 4};
-        const PipelineLayout layout = make_pipeline_layout(ctx.rank, 3, 3);
-        StageRunner runner(*group, layout, sizes, 1, "gpipe", 2, 2, {0, 1, 2, 3});
+        StageRunner runner(mesh, sizes, 1, "gpipe", 2, 2, {0, 1, 2, 3});
         runner.executor().set_receive_timeout(std::chrono::milliseconds(1500));
         if (ctx.rank == 2) std::raise(SIGSTOP);  // frozen, as under a debugger
         const Batch batch{Tensor::full({4, 8}, 0.5f), Tensor::full({4}, 1.0f)};
@@ -200,22 +205,28 @@ TEST(PipelineCheckpoint, TwoStagesWriteTheSerialModelAndInitCutsItBack) {
       ::testing::TempDir() + "pp_checkpoint_" + std::to_string(::getpid()) + ".safetensors";
   const std::vector<int64_t> sizes = {12, 10, 8, 6, 4};
   run_ranks(4, [&](RankContext& ctx) {
-    auto group = make_group("tcp", ctx);
-    const PipelineLayout layout = make_pipeline_layout(group->rank(), group->size(), 2);
+    const DeviceMesh mesh = pipeline_mesh("tcp", ctx, 2);
+    const int s = mesh.coordinate("pp");
     const std::vector<int> bounds = partition_layers(layer_parameter_counts(sizes), 2);
-    const PipelineStage stage(sizes, /*seed=*/5, bounds[layout.stage], bounds[layout.stage + 1]);
-    save_pipeline_state(path, *group, layout, sizes, bounds, stage, {{"epochs", "0"}});
-    group->barrier();
+    const StageModule stage(sizes, /*seed=*/5, bounds[s], bounds[s + 1]);
+    save_pipeline_state(path, mesh, sizes, bounds, stage, {{"epochs", "0"}});
+    // Every rank reads the file once rank 0 has written it: stage 0 of each replica, then
+    // along each pipeline.
+    if (s == 0) mesh.group("dp")->barrier();
+    mesh.group("pp")->barrier();
     Rng rng(5);
     const std::shared_ptr<Sequential> serial = make_mlp(sizes, rng);
     Rng other(9);
     const std::shared_ptr<Sequential> loaded = make_mlp(sizes, other);
     load_checkpoint(path, *loaded, nullptr);
     EXPECT_EQ(max_abs_difference(loaded->state_dict(), serial->state_dict()), 0.0);
-    PipelineStage restarted(sizes, /*seed=*/9, bounds[layout.stage], bounds[layout.stage + 1]);
+    StageModule restarted(sizes, /*seed=*/9, bounds[s], bounds[s + 1]);
     load_stage_state(path, sizes, restarted);
     EXPECT_EQ(max_abs_difference(restarted.state_dict(), stage.state_dict()), 0.0);
-    group->barrier();
+    // Rank 0 removes it once every rank has read it: along each pipeline, then stage 0 of
+    // each replica.
+    mesh.group("pp")->barrier();
+    if (s == 0) mesh.group("dp")->barrier();
     if (ctx.rank == 0) std::remove(path.c_str());
   });
 }

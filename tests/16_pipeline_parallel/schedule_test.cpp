@@ -16,10 +16,10 @@
 #include "../collectives/group_factory.h"
 #include "error.h"
 #include "harness.h"
-#include "pipeline_stage.h"
 #include "pp_self_check.h"
 #include "rng.h"
 #include "sequential.h"
+#include "stage_module.h"
 #include "tensor_ops.h"
 
 namespace course::test {
@@ -178,8 +178,8 @@ TEST(Partition, CutsContiguousStagesWithTheSmallestLargestStage) {
 
 TEST(Partition, StagesHoldTheSlicesOfOneInitialisation) {
   const std::vector<int64_t> sizes = {12, 10, 9, 8, 7};
-  PipelineStage a(sizes, 4, 0, 2);
-  PipelineStage b(sizes, 4, 2, 4);
+  StageModule a(sizes, 4, 0, 2);
+  StageModule b(sizes, 4, 2, 4);
   Rng rng(4);
   const auto whole = make_mlp(sizes, rng);
   const auto all = whole->named_parameters();

@@ -1,9 +1,9 @@
-// pipeline_stage.h: lesson 16, given: cutting lesson 07's MLP by depth into P contiguous
+// stage_module.h: lesson 16, given: cutting lesson 07's MLP by depth into P contiguous
 // stages, and the module one stage runs.
 //
 //   std::vector<int64_t> sizes = {784, 256, 256, 256, 256, 256, 256, 256, 256, 10};
 //   std::vector<int> bounds = partition_layers(layer_parameter_counts(sizes), /*stages=*/4);
-//   PipelineStage stage(sizes, /*seed=*/42, bounds[s], bounds[s + 1]);   // on rank s
+//   StageModule stage(sizes, /*seed=*/42, bounds[s], bounds[s + 1]);   // on rank s
 //
 // A LAYER is Linear(sizes[i], sizes[i+1]) and, but after the last, a ReLU: the MLP of
 // make_mlp has sizes.size() - 1 layers. Stage s holds layers [bounds[s], bounds[s+1]).
@@ -25,7 +25,10 @@
 // ("6.weight"), so a stage's state dict is a slice of the one-process checkpoint.
 //
 // What this is not: a tracer that cuts an arbitrary model (torch's pipeline() API); the
-// model here is a chain of layers by construction.
+// model here is a chain of layers by construction. Nor torch's PipelineStage, which is
+// the module with its stage index, group and buffers: here the module is StageModule, its
+// place in the pipeline the device mesh's "pp" coordinate (stage_runner.h), its buffers
+// and messages the executor's (pipeline_executor.h).
 #pragma once
 
 #include <cstdint>
@@ -51,11 +54,12 @@ std::vector<double> measure_layer_seconds(const std::vector<int64_t>& sizes, int
 /// <= costs.size() (ConfigError naming both otherwise).
 std::vector<int> partition_layers(const std::vector<double>& costs, int stages);
 
-/// Layers [first, last) of the MLP `sizes` drawn from Rng(seed) as make_mlp draws it.
-class PipelineStage : public Module {
+/// Layers [first, last) of the MLP `sizes` drawn from Rng(seed) as make_mlp draws it: the
+/// module slice one stage runs (torch's submodule that a PipelineStage wraps).
+class StageModule : public Module {
  public:
   /// REQUIRES: 0 <= first < last <= sizes.size() - 1.
-  PipelineStage(const std::vector<int64_t>& sizes, uint64_t seed, int first, int last);
+  StageModule(const std::vector<int64_t>& sizes, uint64_t seed, int first, int last);
 
   /// The stage's layers in order. Records `saved_bytes()` of this call.
   Variable forward(const Variable& x) override;

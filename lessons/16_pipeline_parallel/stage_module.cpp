@@ -1,5 +1,5 @@
-// pipeline_stage.cpp: see pipeline_stage.h.
-#include "pipeline_stage.h"
+// stage_module.cpp: see stage_module.h.
+#include "stage_module.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +25,7 @@ std::vector<double> measure_layer_seconds(const std::vector<int64_t>& sizes, int
   std::vector<double> seconds;
   const int layers = static_cast<int>(sizes.size()) - 1;
   for (int i = 0; i < layers; ++i) {
-    PipelineStage layer(sizes, /*seed=*/1, i, i + 1);
+    StageModule layer(sizes, /*seed=*/1, i, i + 1);
     Rng rng(7);
     std::vector<float> values(static_cast<size_t>(rows * sizes[i]));
     for (float& v : values) v = static_cast<float>(rng.uniform(-1.0f, 1.0f));
@@ -74,7 +74,7 @@ std::vector<int> partition_layers(const std::vector<double>& costs, int stages) 
   return bounds;
 }
 
-PipelineStage::PipelineStage(const std::vector<int64_t>& sizes, uint64_t seed, int first, int last)
+StageModule::StageModule(const std::vector<int64_t>& sizes, uint64_t seed, int first, int last)
     : first_(first), last_(last) {
   const int layers = static_cast<int>(sizes.size()) - 1;
   if (first < 0 || first >= last || last > layers) {
@@ -96,7 +96,7 @@ PipelineStage::PipelineStage(const std::vector<int64_t>& sizes, uint64_t seed, i
   }
 }
 
-Variable PipelineStage::forward(const Variable& x) {
+Variable StageModule::forward(const Variable& x) {
   int64_t bytes = 4 * x.numel();
   Variable h = x;
   for (const auto& layer : layers_) {
@@ -107,9 +107,9 @@ Variable PipelineStage::forward(const Variable& x) {
   return h;
 }
 
-std::string PipelineStage::describe() const {
+std::string StageModule::describe() const {
   std::string text =
-      "PipelineStage(layers [" + std::to_string(first_) + ", " + std::to_string(last_) + "))";
+      "StageModule(layers [" + std::to_string(first_) + ", " + std::to_string(last_) + "))";
   for (const auto& layer : layers_) text += "\n  " + layer->describe();
   return text;
 }

@@ -1,0 +1,95 @@
+// peer_names_test.cpp: a subgroup's errors name a peer that closed or froze by its world
+// rank, with the group rank and the group beside it (common/comm/rank_names.h), on tcp
+// (lessons 02-05) and gloo; the world's errors keep their plain "rank N".
+//
+//   ./build/solutions/test_subgroups --gtest_filter='PeerNames*'
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "../collectives/suite.h"
+
+namespace course::test {
+namespace {
+
+// Bounds every call of the groups made here: a frozen peer is named within it.
+constexpr Millis kGroupTimeout{3000};
+
+// World 6 as two groups of 3, "tp0" {0,1,2} and "tp1" {3,4,5}. Rank 5 (group rank 2 of
+// tp1) closes its group at once (`freeze` false) or stays silent (`freeze` true); rank 3
+// receives from it and must see it named by its world rank.
+void expect_world_rank_named(const std::string& backend, bool freeze) {
+  run_ranks(
+      6,
+      [&](RankContext& ctx) {
+        const std::string prefix = std::string("names-") + (freeze ? "frozen" : "closed");
+        Subgroups world_groups(ctx.store(), ctx.rank, ctx.world,
+                               group_maker(backend, suite_recipe(ctx, prefix, kGroupTimeout)),
+                               prefix, Millis(20000));
+        std::shared_ptr<ProcessGroup> tp0 = world_groups.new_group({0, 1, 2}, "tp0");
+        std::shared_ptr<ProcessGroup> tp1 = world_groups.new_group({3, 4, 5}, "tp1");
+        const std::string seen = prefix + "/seen";
+        if (ctx.rank == 5 && !freeze) {
+          tp1.reset();  // closes its connections: the peer is gone
+          return;
+        }
+        if (ctx.rank == 3) {
+          std::vector<float> data(4);
+          try {
+            tp1->recv(data, 2);
+            ADD_FAILURE() << backend << ": the recv from a " << (freeze ? "frozen" : "closed")
+                          << " peer returned";
+          } catch (const Error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("rank 5 (group rank 2 of 'tp1')"), std::string::npos)
+                << backend << ": " << what;
+          }
+          ctx.store().set(seen, "1");
+          return;
+        }
+        ctx.store().get(seen, Millis(30000));  // keep the groups up until rank 3 has seen it
+      },
+      suite_options(60));
+}
+
+TEST(PeerNames, ClosedPeerOfASubgroupIsNamedByWorldRank) {
+  for (const std::string& backend : available_backends()) expect_world_rank_named(backend, false);
+}
+
+TEST(PeerNames, FrozenPeerOfASubgroupIsNamedByWorldRank) {
+  for (const std::string& backend : available_backends()) expect_world_rank_named(backend, true);
+}
+
+TEST(PeerNames, TheWorldsPeersKeepTheirPlainNames) {
+  for (const std::string& backend : available_backends()) {
+    run_ranks(
+        2,
+        [&](RankContext& ctx) {
+          std::unique_ptr<ProcessGroup> world =
+              make_process_group(backend, ctx.store(), ctx.rank, ctx.world,
+                                 suite_recipe(ctx, "names-world", kGroupTimeout));
+          if (ctx.rank == 1) return;  // closes the world's connections
+          std::vector<float> data(4);
+          try {
+            world->recv(data, 1);
+            ADD_FAILURE() << backend << ": the recv from a closed peer returned";
+          } catch (const Error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("rank 1"), std::string::npos) << backend << ": " << what;
+            EXPECT_EQ(what.find("group rank"), std::string::npos) << backend << ": " << what;
+          }
+        },
+        suite_options(60));
+  }
+}
+
+TEST(PeerNames, RankNamesForms) {
+  EXPECT_EQ(RankNames()(3), "rank 3");
+  const RankNames tp1({2, 3}, "tp1");
+  EXPECT_EQ(tp1(1), "rank 3 (group rank 1 of 'tp1')");
+  EXPECT_EQ(tp1.world_rank(0), 2);
+}
+
+}  // namespace
+}  // namespace course::test
