@@ -129,6 +129,7 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
     options.prefix = "nccl/" + recipe.name;
     options.device = recipe.device;
     options.timeout = recipe.timeout;
+    options.names = recipe.names;
     return std::make_unique<NcclProcessGroup>(store, rank, world, options);
 #else
     throw_no_nccl();

@@ -66,7 +66,7 @@ struct GroupRecipe {
   ShmConnector connect_shm;
   /// nccl only: the CUDA device of this rank (LOCAL_RANK); -1 keeps the current one.
   int device = -1;
-  /// tcp and gloo: how errors name the ranks (rank_names.h). The default is the world's
+  /// How errors name the ranks (rank_names.h). The default is the world's
   /// ("rank 3"); group_maker sets a subgroup's, so that its peers are named by their
   /// world ranks ("rank 3 (group rank 1 of 'tp1')").
   RankNames names;

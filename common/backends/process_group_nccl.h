@@ -57,6 +57,7 @@
 #include <string>
 
 #include "process_group.h"
+#include "rank_names.h"
 #include "store.h"
 
 namespace course {
@@ -71,6 +72,8 @@ struct NcclOptions {
   Millis timeout = default_timeout();
   /// How often the watchdog looks at pending operations and the communicator.
   Millis watchdog_interval = Millis(20);
+  /// How errors name the ranks: a subgroup's names them by world rank (rank_names.h).
+  RankNames names;
 };
 
 /// The `nccl` backend: every ProcessGroup call on NCCL, on CUDA buffers (see above).

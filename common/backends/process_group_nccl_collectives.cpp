@@ -223,7 +223,7 @@ WorkPtr NcclProcessGroup::isend(std::span<const float> data, int dst, int tag) {
   Impl& im = *impl_;
   check_peer("nccl isend", dst, im.rank, im.world);
   check_nccl_tag("isend", tag);
-  const std::string what = "isend to rank " + std::to_string(dst) + " (" +
+  const std::string what = "isend to " + im.options.names(dst) + " (" +
                            nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
   if (data.empty()) return completed_work();  // nothing to move, on both sides
   auto staging = std::make_shared<NcclStaging>();
@@ -236,7 +236,7 @@ WorkPtr NcclProcessGroup::irecv(std::span<float> data, int src, int tag) {
   Impl& im = *impl_;
   check_peer("nccl irecv", src, im.rank, im.world);
   check_nccl_tag("irecv", tag);
-  const std::string what = "irecv from rank " + std::to_string(src) + " (" +
+  const std::string what = "irecv from " + im.options.names(src) + " (" +
                            nccl_count_str(data.size()) + ", tag " + std::to_string(tag) + ")";
   if (data.empty()) return completed_work();  // nothing to move, on both sides
   auto staging = std::make_shared<NcclStaging>();
