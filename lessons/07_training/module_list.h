@@ -1,5 +1,6 @@
-// module_list.h: lesson 07, given: a module that only holds others (torch.nn.ModuleList),
-// for models whose layers repeat (lesson 15's residual blocks).
+// module_list.h: lesson 07, given: modules that only hold others, torch.nn.ModuleList (by
+// position: lesson 15's residual blocks, lesson 17's transformer blocks) and
+// torch.nn.ModuleDict (by name: lesson 17's "transformer" of wte, wpe, h and ln_f).
 //
 //   auto blocks = register_module("blocks", std::make_shared<ModuleList>());
 //   blocks->append(std::make_shared<Linear>(8, 8, rng));   // "blocks.0.weight", ...
@@ -34,6 +35,22 @@ class ModuleList : public Module {
 
  private:
   int size_ = 0;
+};
+
+/// A module that only holds others, each under its own name (torch.nn.ModuleDict).
+class ModuleDict : public Module {
+ public:
+  /// Registers `module` as the child `name`; returns it.
+  template <typename M>
+  std::shared_ptr<M> add(const std::string& name, std::shared_ptr<M> module) {
+    return register_module(name, std::move(module));
+  }
+  /// Throws ConfigError: a dict holds layers, its owner calls them.
+  Variable forward(const Variable& /*x*/) override {
+    throw ConfigError("ModuleDict holds layers; it has no forward of its own");
+  }
+  /// "ModuleDict".
+  std::string describe() const override { return "ModuleDict"; }
 };
 
 }  // namespace course

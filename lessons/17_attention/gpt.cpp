@@ -97,10 +97,6 @@ void normal_(const Tensor& t, float std, Rng& rng) {
   }
 }
 
-Variable ModuleContainer::forward(const Variable& /*x*/) {
-  throw ConfigError(kind_ + " only holds modules: call its children");
-}
-
 GptLinear::GptLinear(int64_t in, int64_t out, float std, Rng& rng, bool bias) {
   if (in < 1 || out < 1) {
     throw ConfigError("GptLinear: sizes must be >= 1 (got " + std::to_string(in) + " -> " +
@@ -214,15 +210,14 @@ Gpt::Gpt(const GptConfig& config, Rng& rng) : config_(config) {
   if (const std::string problem = config.problem(); !problem.empty()) {
     throw ConfigError("Gpt: " + problem);
   }
-  auto transformer =
-      register_module("transformer", std::make_shared<ModuleContainer>("transformer"));
+  auto transformer = register_module("transformer", std::make_shared<ModuleDict>());
   wte_ = transformer->add("wte",
                           std::make_shared<Embedding>(config.vocab, config.hidden, kInitStd, rng));
   wpe_ = transformer->add(
       "wpe", std::make_shared<Embedding>(config.context, config.hidden, kInitStd, rng));
-  auto h = transformer->add("h", std::make_shared<ModuleContainer>("ModuleList"));
+  auto h = transformer->add("h", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < config.layers; ++i) {
-    blocks_.push_back(h->add(std::to_string(i), std::make_shared<GptBlock>(config, rng)));
+    blocks_.push_back(h->append(std::make_shared<GptBlock>(config, rng)));
   }
   ln_f_ = transformer->add("ln_f", std::make_shared<LayerNorm>(config.hidden));
   lm_head_ = register_module(

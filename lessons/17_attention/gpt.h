@@ -62,6 +62,7 @@
 #include "attention.h"
 #include "attention_op.h"
 #include "module.h"
+#include "module_list.h"
 #include "rng.h"
 #include "variable.h"
 
@@ -92,24 +93,6 @@ int64_t gpt_parameter_count(const GptConfig& config);
 /// Fills `t` with normal(0, std) numbers from `rng` (Box-Muller on Rng::uniform01, in
 /// order), the same on every machine.
 void normal_(const Tensor& t, float std, Rng& rng);
-
-/// A module that only names its children ("transformer", "h"); forward() is a ConfigError.
-class ModuleContainer : public Module {
- public:
-  /// Names the container for describe() and errors.
-  explicit ModuleContainer(std::string kind) : kind_(std::move(kind)) {}
-  /// Adds a child `name`; returns it.
-  template <typename M>
-  std::shared_ptr<M> add(const std::string& name, std::shared_ptr<M> module) {
-    return register_module(name, std::move(module));
-  }
-  /// Throws ConfigError: call the children.
-  Variable forward(const Variable& x) override;
-  std::string describe() const override { return kind_; }
-
- private:
-  std::string kind_;
-};
 
 /// nn.Linear with GPT-2's initialisation: weight [out, in] normal(0, std), bias zeros.
 class GptLinear : public Module {
