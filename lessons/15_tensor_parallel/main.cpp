@@ -39,6 +39,7 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   course::DriverStart start =
       course::start_driver(ctx, {.group = "lesson15",
                                  .install = course::install_lesson05,
+                                 .device = "",  // lesson 15 trains on the CPU
                                  .header = course::link_header(),
                                  .self_check = course::run_lesson15_self_check,
                                  .self_check_passed = course::kLesson15SelfCheckPassed});
