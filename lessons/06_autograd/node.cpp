@@ -75,7 +75,10 @@ std::shared_ptr<Node> gradient_edge(const Variable& input) {
   return grad_accumulator(input);
 }
 
-bool should_record(std::initializer_list<Variable> inputs) {
+namespace {
+
+template <typename Inputs>
+bool any_requires_grad(const Inputs& inputs) {
   if (!grad_mode_enabled()) return false;
   for (const Variable& v : inputs) {
     if (v.defined() && v.requires_grad()) return true;
@@ -83,10 +86,34 @@ bool should_record(std::initializer_list<Variable> inputs) {
   return false;
 }
 
+template <typename Inputs>
+std::vector<std::shared_ptr<Node>> edges_of(const Inputs& inputs) {
+  std::vector<std::shared_ptr<Node>> edges;
+  for (const Variable& v : inputs) edges.push_back(gradient_edge(v));
+  return edges;
+}
+
+}  // namespace
+
+bool should_record(std::initializer_list<Variable> inputs) {
+  return any_requires_grad(inputs);
+}
+
+bool should_record(const std::vector<Variable>& inputs) {
+  return any_requires_grad(inputs);
+}
+
 void connect_node(Variable& result, const std::shared_ptr<Node>& node,
                   std::initializer_list<Variable> inputs) {
-  node->next_.clear();
-  for (const Variable& v : inputs) node->next_.push_back(gradient_edge(v));
+  node->next_ = edges_of(inputs);
+  VariableImpl& r = *result.impl();
+  r.grad_fn = node;
+  r.requires_grad = true;
+}
+
+void connect_node(Variable& result, const std::shared_ptr<Node>& node,
+                  const std::vector<Variable>& inputs) {
+  node->next_ = edges_of(inputs);
   VariableImpl& r = *result.impl();
   r.grad_fn = node;
   r.requires_grad = true;

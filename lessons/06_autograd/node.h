@@ -65,6 +65,8 @@ class Node {
  private:
   friend void connect_node(Variable& result, const std::shared_ptr<Node>& node,
                            std::initializer_list<Variable> inputs);
+  friend void connect_node(Variable& result, const std::shared_ptr<Node>& node,
+                           const std::vector<Variable>& inputs);
   std::vector<std::shared_ptr<Node>> next_;
   uint64_t sequence_nr_;
 };
@@ -106,6 +108,11 @@ bool should_record(std::initializer_list<Variable> inputs);
 /// input in order.
 void connect_node(Variable& result, const std::shared_ptr<Node>& node,
                   std::initializer_list<Variable> inputs);
+
+/// The same two for inputs counted at run time (lesson 18's checkpoint takes any number).
+bool should_record(const std::vector<Variable>& inputs);
+void connect_node(Variable& result, const std::shared_ptr<Node>& node,
+                  const std::vector<Variable>& inputs);
 
 /// What every op does after computing its result:
 ///

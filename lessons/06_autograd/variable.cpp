@@ -22,6 +22,13 @@ NoGradGuard::~NoGradGuard() {
   t_grad_mode = previous_;
 }
 
+EnableGradGuard::EnableGradGuard() : previous_(t_grad_mode) {
+  t_grad_mode = true;
+}
+EnableGradGuard::~EnableGradGuard() {
+  t_grad_mode = previous_;
+}
+
 Variable::Variable(Tensor data, bool requires_grad) : impl_(std::make_shared<VariableImpl>()) {
   if (!data.defined()) throw ConfigError("Variable: the data tensor is undefined");
   impl_->data = std::move(data);

@@ -139,4 +139,18 @@ class NoGradGuard {
   bool previous_;
 };
 
+/// Turns recording on on this thread for its lifetime, whatever the caller chose
+/// (torch.enable_grad(): lesson 18's recomputation records its forward again inside a
+/// backward).
+class EnableGradGuard {
+ public:
+  EnableGradGuard();
+  ~EnableGradGuard();
+  EnableGradGuard(const EnableGradGuard&) = delete;
+  EnableGradGuard& operator=(const EnableGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace course
