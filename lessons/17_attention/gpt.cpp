@@ -164,7 +164,8 @@ Variable CausalSelfAttention::forward(const Variable& x) {
   const Variable q = split_heads(narrow_columns(qkv, 0, h), batch, seq, config_.heads);
   const Variable k = split_heads(narrow_columns(qkv, h, h), batch, seq, config_.heads);
   const Variable v = split_heads(narrow_columns(qkv, 2 * h, h), batch, seq, config_.heads);
-  const Variable y = causal_self_attention(q, k, v, config_.attention, config_.tiles);
+  const Variable y =
+      core_ ? core_(q, k, v) : causal_self_attention(q, k, v, config_.attention, config_.tiles);
   return reshape(c_proj_->forward(merge_heads(y)), {batch, seq, h});
 }
 
@@ -238,7 +239,7 @@ Variable Gpt::forward(const Variable& ids) {
   for (int64_t i = 0; i < batch * seq; ++i) pos[i] = static_cast<float>(i % seq);
   Variable x = add(wte_->forward(ids), wpe_->forward(Variable(positions)));  // [B*S, H]
   x = reshape(x, {batch, seq, h});
-  for (const auto& block : blocks_) x = block->forward(x);
+  for (const auto& block : blocks_) x = runner_ ? runner_(*block, x) : block->forward(x);
   return lm_head_->forward(reshape(ln_f_->forward(x), {batch * seq, h}));
 }
 
@@ -249,6 +250,10 @@ std::string Gpt::describe() const {
 void Gpt::set_attention(AttentionKind kind) {
   config_.attention = kind;
   for (const auto& block : blocks_) block->attn().set_attention(kind);
+}
+
+void Gpt::set_attention_core(const AttentionCore& core) {
+  for (const auto& block : blocks_) block->attn().set_core(core);
 }
 
 std::vector<int32_t> gpt_generate(Gpt& model, std::vector<int32_t> prompt, int64_t count,

@@ -50,13 +50,23 @@
 // residual stream's variance does not grow with depth; biases 0; LayerNorm gains 1,
 // biases 0. No dropout (the corpus is small and the runs short).
 //
+// SEAMS (for lesson 18, which cannot be called from here): two functions a later lesson may
+// install to change how the model runs without changing its modules or its parameters.
+// set_block_runner(r): each block runs as r(block, x) instead of block.forward(x) (lesson
+// 18 wraps a whole block in activation recomputation, or rounds its input and output to 16
+// bits); set_attention_core(c): each attention runs its core, softmax(q k^T / sqrt(d)) v, as
+// c(q, k, v) instead of causal_self_attention(q, k, v, kind, tiles) (lesson 18's selective
+// recomputation). Empty (the default): the plain forward.
+//
 // What this is not: a fast transformer. Every op is one node of lesson 06's autograd on
 // float tensors, on the CPU; lesson 18 counts where its memory goes.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention.h"
@@ -136,6 +146,10 @@ class LayerNorm : public Module {
   Variable weight_, bias_;
 };
 
+/// How an attention runs its core on q, k, v [B, heads, S, d] (see SEAMS at the top).
+using AttentionCore =
+    std::function<Variable(const Variable& q, const Variable& k, const Variable& v)>;
+
 /// Causal multi-head self-attention: c_attn, the attention op, c_proj.
 class CausalSelfAttention : public Module {
  public:
@@ -146,10 +160,15 @@ class CausalSelfAttention : public Module {
   std::string describe() const override;
   /// Naive or tiled from the next forward on.
   void set_attention(AttentionKind kind) { config_.attention = kind; }
+  /// The core's runner from the next forward on (empty: causal_self_attention).
+  void set_core(AttentionCore core) { core_ = std::move(core); }
+  /// The model's shape as this attention holds it (its kind and tiles included).
+  const GptConfig& config() const { return config_; }
 
  private:
   GptConfig config_;
   std::shared_ptr<GptLinear> c_attn_, c_proj_;
+  AttentionCore core_;
 };
 
 /// The block's MLP: c_fc (H -> 4H), GELU, c_proj (4H -> H).
@@ -182,6 +201,9 @@ class GptBlock : public Module {
   std::shared_ptr<GptMlp> mlp_;
 };
 
+/// How the model runs one block on x [B, S, H] (see SEAMS at the top).
+using BlockRunner = std::function<Variable(GptBlock& block, const Variable& x)>;
+
 /// The GPT of the top of this file.
 class Gpt : public Module {
  public:
@@ -194,9 +216,17 @@ class Gpt : public Module {
   const GptConfig& config() const { return config_; }
   /// Switches every block's attention between naive and tiled (the parameters stay).
   void set_attention(AttentionKind kind);
+  /// Every block runs through `runner` from the next forward on (empty: block.forward).
+  void set_block_runner(BlockRunner runner) { runner_ = std::move(runner); }
+  /// Every attention runs its core through `core` from the next forward on (empty: the
+  /// kind's causal_self_attention).
+  void set_attention_core(const AttentionCore& core);
+  /// The blocks, in order (a runner's tests and benches reach them here).
+  const std::vector<std::shared_ptr<GptBlock>>& blocks() const { return blocks_; }
 
  private:
   GptConfig config_;
+  BlockRunner runner_;
   std::shared_ptr<Embedding> wte_, wpe_;
   std::vector<std::shared_ptr<GptBlock>> blocks_;
   std::shared_ptr<LayerNorm> ln_f_;

@@ -137,7 +137,20 @@ std::string check_gpt_training_flags(const GptTrainingOptions& o) {
   return "";
 }
 
-GptTrainingResult train_gpt(const GptTrainingOptions& o, const TextSplit& text, std::ostream* out) {
+GptStepResult standard_gpt_step(const GptStepContext& c) {
+  c.optimizer.zero_grad();
+  const Variable loss = cross_entropy(c.model.forward(Variable(c.batch.inputs)), c.batch.targets);
+  loss.backward();
+  GptStepResult r;
+  r.loss = loss.item();
+  r.grad_norm = clip_grad_norm(c.params, c.clip);
+  c.optimizer.set_lr(c.lr);
+  c.optimizer.step();
+  return r;
+}
+
+GptTrainingResult train_gpt(const GptTrainingOptions& o, const TextSplit& text, std::ostream* out,
+                            const GptTrainingSeams& seams) {
   const CharTokenizer tok =
       o.init.empty() ? CharTokenizer(text.train) : load_vocab(vocab_path_for(o.init));
   const std::vector<int32_t> train = tok.encode(text.train);
@@ -155,6 +168,8 @@ GptTrainingResult train_gpt(const GptTrainingOptions& o, const TextSplit& text, 
   AdamW optimizer(params, {.lr = o.lr, .beta1 = 0.9, .beta2 = 0.95, .weight_decay = o.weight_decay},
                   decay_matrices(params));
   if (!o.init.empty()) load_checkpoint(o.init, model, &optimizer);
+  if (seams.prepare) seams.prepare(model);
+  const auto& step_fn = seams.step ? seams.step : standard_gpt_step;
   const CosineSchedule schedule{
       .max_lr = o.lr,
       .min_lr = o.lr / 10,
@@ -175,15 +190,18 @@ GptTrainingResult train_gpt(const GptTrainingOptions& o, const TextSplit& text, 
   for (int64_t step = 0; step < o.steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
     const TokenBatch b = random_batch(train, o.batch_size, o.seq_len, batch_rng);
-    optimizer.zero_grad();
-    const Variable loss = cross_entropy(model.forward(Variable(b.inputs)), b.targets);
-    loss.backward();
-    const double norm = clip_grad_norm(params, o.clip);
-    optimizer.set_lr(schedule.lr(step));
-    optimizer.step();
+    const GptStepResult sr = step_fn({.model = model,
+                                      .params = params,
+                                      .optimizer = optimizer,
+                                      .batch = b,
+                                      .lr = schedule.lr(step),
+                                      .clip = o.clip,
+                                      .step = step});
+    const double norm = sr.grad_norm;
+    r.skipped_steps += sr.skipped ? 1 : 0;
     r.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.train_losses.push_back(loss.item());
-    window_loss += loss.item();
+    r.train_losses.push_back(sr.loss);
+    window_loss += sr.loss;
     ++window_steps;
     const bool last = step + 1 == o.steps;
     if (out && ((o.eval_every > 0 && (step + 1) % o.eval_every == 0) || last)) {
@@ -198,6 +216,7 @@ GptTrainingResult train_gpt(const GptTrainingOptions& o, const TextSplit& text, 
     }
   }
   r.final_loss = validation_loss(model, val);
+  if (seams.finish) seams.finish(model);
   r.tokens_per_second =
       r.train_seconds > 0
           ? static_cast<double>(o.steps * o.batch_size * o.seq_len) / r.train_seconds
@@ -224,6 +243,10 @@ Verdict run_gpt_training(const GptTrainingOptions& o, std::ostream& out) {
   }
   out << "trained " << o.steps << " steps in " << fixed(r.train_seconds, 1) << " s, "
       << fixed(r.tokens_per_second, 0) << " tokens/s" << std::endl;
+  return gpt_training_verdict(o, r);
+}
+
+Verdict gpt_training_verdict(const GptTrainingOptions& o, const GptTrainingResult& r) {
   const std::string losses = "validation loss " + fixed(r.final_loss, 4) +
                              " nats/char against the bigram's " + fixed(r.bigram_loss, 4);
   if (r.final_loss <= r.bigram_loss - o.margin) {

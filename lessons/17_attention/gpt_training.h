@@ -21,17 +21,56 @@
 //      model's shape in the metadata, the vocabulary beside it (vocab_path_for), then loaded
 //      into a fresh model that must give the same validation loss, bit for bit.
 // PASS when the final validation loss is below the bigram's by at least --margin nats.
+//
+// THE STEP SEAM. Step 3's body (zero the gradients, forward, loss, backward, clip, set the
+// learning rate, step) is standard_gpt_step; a later lesson passes its own step (lesson 18:
+// mixed precision with a loss scaler) and a `prepare` that fits the model out before the
+// first forward (lesson 18: recomputation and 16-bit activations, gpt.h's SEAMS), in
+// GptTrainingSeams. The loop around it (batches, evaluation, logging, the checkpoint) stays
+// this file's.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "adamw.h"
 #include "driver.h"
+#include "gpt.h"
 #include "text_corpus.h"
 
 namespace course {
+
+/// What one training step is handed (see THE STEP SEAM).
+struct GptStepContext {
+  Gpt& model;
+  const std::vector<Variable>& params;  ///< model.parameters(), the optimizer's order
+  AdamW& optimizer;
+  const TokenBatch& batch;  ///< inputs [B, S], targets [B*S]
+  double lr = 0;            ///< this step's learning rate (the schedule's)
+  double clip = 0;          ///< the gradient-norm cap
+  int64_t step = 0;         ///< 0-based
+};
+
+/// What one training step reports.
+struct GptStepResult {
+  double loss = 0;       ///< the batch's mean cross-entropy (unscaled)
+  double grad_norm = 0;  ///< the gradients' norm before clipping (0 when skipped)
+  bool skipped = false;  ///< the optimizer did not step (a loss scaler found inf or NaN)
+};
+
+/// One step: zero_grad, cross_entropy(model(inputs), targets), backward, clip_grad_norm to
+/// clip, set_lr(lr), step.
+GptStepResult standard_gpt_step(const GptStepContext& c);
+
+/// A later lesson's changes to train_gpt (see THE STEP SEAM); empty members: lesson 17's.
+struct GptTrainingSeams {
+  std::function<void(Gpt&)> prepare;                         ///< once, after initialisation
+  std::function<GptStepResult(const GptStepContext&)> step;  ///< every step
+  std::function<void(Gpt&)> finish;  ///< once, after the last step and the final evaluation
+};
 
 /// ./lesson17's flags (gpt_training_flags.h), with their defaults.
 struct GptTrainingOptions {
@@ -61,6 +100,7 @@ struct GptTrainingResult {
   double initial_loss = 0;           ///< the GPT's validation loss before training
   double final_loss = 0;             ///< ... after training
   std::vector<double> train_losses;  ///< every step's training loss
+  int64_t skipped_steps = 0;         ///< steps the step seam skipped (GptStepResult::skipped)
   double train_seconds = 0;          ///< the steps alone (no evaluation)
   double tokens_per_second = 0;      ///< B S steps / train_seconds
   int64_t parameters = 0;            ///< the model's parameter count
@@ -77,8 +117,14 @@ std::string check_gpt_shape_flags(const GptTrainingOptions& o);
 /// --seq-len above the context of --init's model (naming both).
 std::string check_gpt_training_flags(const GptTrainingOptions& o);
 
-/// Steps 2 to 6 above on `text`, logging to `out` when not null. ConfigError on bad sizes.
-GptTrainingResult train_gpt(const GptTrainingOptions& o, const TextSplit& text, std::ostream* out);
+/// Steps 2 to 6 above on `text`, logging to `out` when not null, each step through
+/// `seams` (see THE STEP SEAM). ConfigError on bad sizes.
+GptTrainingResult train_gpt(const GptTrainingOptions& o, const TextSplit& text, std::ostream* out,
+                            const GptTrainingSeams& seams = {});
+
+/// The verdict on a run's result: PASS when its final loss is below the bigram's by
+/// o.margin.
+Verdict gpt_training_verdict(const GptTrainingOptions& o, const GptTrainingResult& r);
 
 /// The whole run (steps 1 to 6) and its verdict.
 Verdict run_gpt_training(const GptTrainingOptions& o, std::ostream& out);

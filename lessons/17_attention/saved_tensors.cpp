@@ -39,12 +39,16 @@ std::string SavedTensorLedger::describe() const {
   return out.str();
 }
 
-SavedTensorLedger saved_tensor_ledger(const Variable& root) {
+SavedTensorLedger saved_tensor_ledger(const Variable& root, const std::vector<Tensor>& exclude,
+                                      int64_t element_bytes) {
   SavedTensorLedger ledger;
   if (!root.defined() || !root.grad_fn()) return ledger;
   std::map<std::string, SavedTensorRow> rows;
   std::set<const Node*> visited;
   std::set<std::pair<const float*, int64_t>> counted;  // (first element, numel) of each range
+  for (const Tensor& t : exclude) {
+    if (t.defined()) counted.insert({t.raw(), t.numel()});
+  }
   std::vector<const Node*> stack = {root.grad_fn().get()};
   visited.insert(stack.back());
   while (!stack.empty()) {
@@ -58,7 +62,7 @@ SavedTensorLedger saved_tensor_ledger(const Variable& root) {
       if (!t.defined()) continue;
       if (!counted.insert({t.raw(), t.numel()}).second) continue;
       ++row.tensors;
-      row.bytes += t.numel() * static_cast<int64_t>(sizeof(float));
+      row.bytes += t.numel() * element_bytes;
     }
     for (const std::shared_ptr<Node>& next : node->next_functions()) {
       if (next && visited.insert(next.get()).second) stack.push_back(next.get());

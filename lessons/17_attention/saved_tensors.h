@@ -21,7 +21,12 @@
 // differ in start or size each count in full (the ledger does not merge ranges; no node of the
 // course saves such views).
 //
-// Bytes are numel() x 4 (every Tensor holds floats), wherever the tensor lives.
+// Bytes are numel() x 4 (every Tensor holds floats), wherever the tensor lives, or x the
+// `element_bytes` the caller names (lesson 18 counts a 16-bit run's activations at 2).
+//
+// LEAVING OUT. Tensors passed as `exclude` are counted as already met: pass the model's
+// parameters (Module::parameters()' data) and the ledger holds activations alone, the
+// count lesson 18's formula gives.
 //
 // What this is not: the process's memory. Activations that no node saves (freed after the
 // forward) and the parameters' gradients are not here; parameters saved by a node (a
@@ -56,8 +61,10 @@ struct SavedTensorLedger {
   std::string describe() const;
 };
 
-/// The ledger of every node reachable from root's grad_fn (see the top of this file).
-/// A root without grad_fn (a leaf, or a result made under NoGradGuard) has an empty ledger.
-SavedTensorLedger saved_tensor_ledger(const Variable& root);
+/// The ledger of every node reachable from root's grad_fn (see the top of this file), the
+/// tensors of `exclude` left out, each element counted at `element_bytes`. A root without
+/// grad_fn (a leaf, or a result made under NoGradGuard) has an empty ledger.
+SavedTensorLedger saved_tensor_ledger(const Variable& root, const std::vector<Tensor>& exclude = {},
+                                      int64_t element_bytes = 4);
 
 }  // namespace course
