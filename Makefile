@@ -187,11 +187,15 @@ docs: setup
 # machine's sgemm; what the step keeps, by node) writes
 # bench-results/lesson17_{attention,training,saved}.csv and lesson17_attention.svg; then
 # PyTorch's step on the same model and batch (tools/torch_gpt.py bench) when torch is installed.
+# Lesson 18's (the activation ledger against its formula; memory per rank in fp32 and mixed
+# precision, with ZeRO's stages; step time under each recomputation policy; the largest batch
+# within a budget; fp16's flushed gradients and four short runs' loss curves) writes
+# bench-results/lesson18_*.csv and lesson18_loss.svg.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 \
-	  lesson13 lesson14 lesson15 lesson16 lesson17 launch
+	  lesson13 lesson14 lesson15 lesson16 lesson17 lesson18 launch
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -232,6 +236,7 @@ bench: setup
 	build/solutions/lesson17 --bench
 	@if /usr/bin/python3 -c "import torch" 2>/dev/null; then /usr/bin/python3 tools/torch_gpt.py bench; \
 	else echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch GPT row"; fi
+	build/solutions/lesson18 --bench
 	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory bench-link; \
 	 else echo "make bench: the kernel-shaped link (make bench-link) skipped: it needs root"; fi
 	@echo "make bench: CSV and SVG in bench-results/"
