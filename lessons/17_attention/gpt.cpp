@@ -226,6 +226,13 @@ Gpt::Gpt(const GptConfig& config, Rng& rng) : config_(config) {
 }
 
 Variable Gpt::forward(const Variable& ids) {
+  const int64_t seq = ids.dim() == 2 ? ids.size(1) : 0;
+  std::vector<int64_t> positions(static_cast<size_t>(seq));
+  for (int64_t i = 0; i < seq; ++i) positions[static_cast<size_t>(i)] = i;
+  return forward(ids, positions);
+}
+
+Variable Gpt::forward(const Variable& ids, const std::vector<int64_t>& positions) {
   if (ids.dim() != 2) {
     throw ConfigError("Gpt: ids must be [batch, seq], got " + shape_str(ids.shape()));
   }
@@ -234,10 +241,21 @@ Variable Gpt::forward(const Variable& ids) {
     throw ConfigError("Gpt: sequence length " + std::to_string(seq) +
                       " is longer than the model's context " + std::to_string(config_.context));
   }
-  Tensor positions = Tensor::empty({batch * seq});
-  float* pos = positions.data();
-  for (int64_t i = 0; i < batch * seq; ++i) pos[i] = static_cast<float>(i % seq);
-  Variable x = add(wte_->forward(ids), wpe_->forward(Variable(positions)));  // [B*S, H]
+  if (static_cast<int64_t>(positions.size()) != seq) {
+    throw ConfigError("Gpt: " + std::to_string(positions.size()) + " positions for " +
+                      std::to_string(seq) + " tokens per sequence");
+  }
+  Tensor pos_ids = Tensor::empty({batch * seq});
+  float* pos = pos_ids.data();
+  for (int64_t i = 0; i < batch * seq; ++i) {
+    const int64_t p = positions[static_cast<size_t>(i % seq)];
+    if (p < 0 || p >= config_.context) {
+      throw ConfigError("Gpt: position " + std::to_string(p) + " outside the context [0, " +
+                        std::to_string(config_.context) + ")");
+    }
+    pos[i] = static_cast<float>(p);
+  }
+  Variable x = add(wte_->forward(ids), wpe_->forward(Variable(pos_ids)));  // [B*S, H]
   x = reshape(x, {batch, seq, h});
   for (const auto& block : blocks_) x = runner_ ? runner_(*block, x) : block->forward(x);
   return lm_head_->forward(reshape(ln_f_->forward(x), {batch * seq, h}));

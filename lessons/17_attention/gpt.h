@@ -212,6 +212,11 @@ class Gpt : public Module {
   /// ids [B, S] token ids as floats, S <= context -> logits [B*S, vocab]. A longer S, or
   /// an id outside [0, vocab), is a ConfigError naming the numbers.
   Variable forward(const Variable& ids) override;
+  /// The same on a piece of each sequence (lesson 19 splits the sequence over ranks): ids
+  /// [B, s] and `positions` [s], the positions of those s tokens in the whole sequence
+  /// (each below the context), for the position embedding. forward(ids) is this with
+  /// positions 0..s-1.
+  Variable forward(const Variable& ids, const std::vector<int64_t>& positions);
   std::string describe() const override;
   const GptConfig& config() const { return config_; }
   /// Switches every block's attention between naive and tiled (the parameters stay).
