@@ -1,0 +1,137 @@
+// cp_self_check.cpp: lesson 19, given: ./lesson19's self-check (cp_self_check.h).
+#include "cp_self_check.h"
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "attention_op.h"
+#include "ops.h"
+#include "ring_attention.h"
+#include "sequence_layout.h"
+#include "tensor_ops.h"
+#include "ulysses.h"
+
+namespace course {
+
+const char* const kLesson19SelfCheckPassed =
+    "self-check: ring attention and Ulysses give the whole sequence's attention and gradients";
+
+namespace {
+
+constexpr int64_t kBatch = 2, kDim = 4;
+
+// [B, heads, S, d] values of order 1 that depend on the problem, the position and the
+// feature; `which` gives q, k, v and the loss weights their own.
+Tensor whole(int64_t heads, int64_t seq, int which) {
+  Tensor t = Tensor::empty({kBatch, heads, seq, kDim});
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const int64_t f = i % kDim, pos = (i / kDim) % seq, problem = i / (kDim * seq);
+    t.data()[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(pos * (which + 2)) +
+                                              0.9 * static_cast<double>(f) +
+                                              0.23 * static_cast<double>(problem) + which));
+  }
+  return t;
+}
+
+// The rank's tokens of a [B, heads, S, d] tensor: [B, heads, S/C, d] in local order.
+Tensor mine(const Tensor& full, const std::vector<int64_t>& positions) {
+  const int64_t problems = full.size(0) * full.size(1), seq = full.size(2);
+  const auto local = static_cast<int64_t>(positions.size());
+  Tensor out = Tensor::empty({full.size(0), full.size(1), local, kDim});
+  for (int64_t p = 0; p < problems; ++p) {
+    for (int64_t i = 0; i < local; ++i) {
+      for (int64_t f = 0; f < kDim; ++f) {
+        out.data()[(p * local + i) * kDim + f] =
+            full.data()[(p * seq + positions[static_cast<size_t>(i)]) * kDim + f];
+      }
+    }
+  }
+  return out;
+}
+
+std::string first_difference(const Tensor& got, const Tensor& want, const std::string& what,
+                             int rank, const std::vector<int64_t>& positions) {
+  const int64_t local = static_cast<int64_t>(positions.size());
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const float g = got.data()[i], w = want.data()[i];
+    if (!(std::fabs(g - w) <= 1e-5f * (1 + std::fabs(w)))) {
+      const int64_t token = (i / kDim) % local;
+      return what + " on rank " + std::to_string(rank) + " differs from the whole sequence's at " +
+             "position " + std::to_string(positions[static_cast<size_t>(token)]) + " (" +
+             std::to_string(g) + ", expected " + std::to_string(w) + ")";
+    }
+  }
+  return "";
+}
+
+using CpAttention = std::function<Variable(const Variable&, const Variable&, const Variable&)>;
+
+std::string check_op(ProcessGroup& cp, SequenceLayout layout, int64_t heads,
+                     const std::string& name, const CpAttention& op) {
+  const int c = cp.size(), r = cp.rank();
+  const int64_t seq = 8 * c;
+  const std::vector<int64_t> positions = token_positions(layout, seq, c, r);
+  const Tensor q = whole(heads, seq, 0), k = whole(heads, seq, 1), v = whole(heads, seq, 2);
+  const Tensor w = whole(heads, seq, 3);
+  // One process's answer on the whole sequence.
+  const Variable qs(q, true), ks(k, true), vs(v, true);
+  const Variable ys = causal_self_attention(qs, ks, vs, AttentionKind::naive);
+  sum(mul(ys, Variable(w))).backward();
+  // This rank's, on its tokens.
+  const Variable ql(mine(q, positions), true), kl(mine(k, positions), true),
+      vl(mine(v, positions), true);
+  const Variable yl = op(ql, kl, vl);
+  sum(mul(yl, Variable(mine(w, positions)))).backward();
+  const std::string where = name + " (" + sequence_layout_name(layout) +
+                            ", C = " + std::to_string(c) + ", S = " + std::to_string(seq) + ")";
+  if (std::string d = first_difference(yl.data(), mine(ys.data(), positions),
+                                       where + ": the output", r, positions);
+      !d.empty()) {
+    return d;
+  }
+  const std::vector<std::pair<const char*, std::pair<Variable, Variable>>> grads = {
+      {"dq", {ql, qs}}, {"dk", {kl, ks}}, {"dv", {vl, vs}}};
+  for (const auto& [g, pair] : grads) {
+    if (std::string d = first_difference(pair.first.grad(), mine(pair.second.grad(), positions),
+                                         where + ": " + g, r, positions);
+        !d.empty()) {
+      return d;
+    }
+  }
+  return "";
+}
+
+// Every rank's verdict, the first problem of the lowest failing rank on all of them.
+std::string agree(ProcessGroup& cp, const std::string& problem) {
+  std::vector<float> failed{problem.empty() ? 1e9f : static_cast<float>(cp.rank())};
+  cp.all_reduce(failed, ReduceOp::MIN);
+  if (failed[0] > 1e8f) return "";
+  return problem.empty() ? "rank " + std::to_string(static_cast<int>(failed[0])) +
+                               " found a problem (its own line above names it)"
+                         : problem;
+}
+
+}  // namespace
+
+std::string run_lesson19_self_check(ProcessGroup& cp) {
+  // Every rank runs every check (each is collective), keeping its first problem: a rank
+  // that stopped early would leave the others waiting in the next check's exchange.
+  std::string problem;
+  const auto keep = [&problem](std::string p) {
+    if (problem.empty()) problem = std::move(p);
+  };
+  for (const SequenceLayout layout : {SequenceLayout::zigzag, SequenceLayout::contiguous}) {
+    keep(check_op(cp, layout, 3, "ring_attention",
+                  [&cp, layout](const Variable& q, const Variable& k, const Variable& v) {
+                    return ring_attention(q, k, v, cp, layout);
+                  }));
+    keep(check_op(cp, layout, 2 * cp.size(), "ulysses_attention",
+                  [&cp, layout](const Variable& q, const Variable& k, const Variable& v) {
+                    return ulysses_attention(q, k, v, cp, layout, AttentionKind::tiled);
+                  }));
+  }
+  return agree(cp, problem);
+}
+
+}  // namespace course

@@ -1,0 +1,101 @@
+// cp_training_test.cpp: lesson 19, given: the GPT trained on a dp x cp mesh (cp_training.h)
+// ends at one process's parameters, for every layout, both attentions and on tcp and gloo;
+// the flag checks name the numbers at fault.
+//
+//   ./build/solutions/test_19 --gtest_filter='CpTraining*'
+#include "cp_training.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../collectives/group_factory.h"
+#include "device_mesh.h"
+#include "harness.h"
+#include "text_corpus.h"
+
+namespace course::test {
+namespace {
+
+std::string tiny_text(int fortunes, int offset) {
+  const std::vector<std::string> words = {"cat", "hat", "mat", "bat", "rat", "sat"};
+  std::string text;
+  for (int i = offset; i < offset + fortunes; ++i) {
+    text += "the " + words[i % 6] + " sat on the " + words[(i + 1) % 6] + ".\n%\n";
+  }
+  return text;
+}
+
+CpTrainingOptions tiny_options(int cp, const std::string& attention, const std::string& layout) {
+  CpTrainingOptions o;
+  o.steps = 3;
+  o.seq_len = 16;
+  o.batch_size = 4;
+  o.layers = 2;
+  o.heads = 4;
+  o.hidden = 16;
+  o.lr = 1e-2;
+  o.eval_every = 0;
+  o.eval_batches = 1;
+  o.sample = 0;
+  o.cp = cp;
+  o.cp_attention = attention;
+  o.layout = layout;
+  return o;
+}
+
+void expect_equivalent(const std::string& backend, int world, int cp, const std::string& attention,
+                       const std::string& layout) {
+  run_ranks(world, [&](RankContext& ctx) {
+    auto all = make_group(backend, ctx);
+    Subgroups subgroups = make_subgroups(backend, ctx);
+    const DeviceMesh mesh = init_cp_mesh(subgroups, cp);
+    const TextSplit text{tiny_text(120, 0), tiny_text(12, 3), 120, 12};
+    const double diff =
+        cp_equivalence_difference(tiny_options(cp, attention, layout), text, mesh, *all);
+    EXPECT_LT(diff, 2e-4) << backend << ", " << world << " ranks, cp " << cp << ", " << attention
+                          << ", " << layout;
+    EXPECT_GT(diff, 0.0) << "a difference of exactly 0 means the cp path did not run";
+  });
+}
+
+TEST(CpTraining, RingOnEveryMeshEndsAtOneProcessesParameters) {
+  for (const char* layout : {"zigzag", "contiguous"}) {
+    expect_equivalent("tcp", 2, 2, "ring", layout);  // dp 1 x cp 2
+    expect_equivalent("tcp", 4, 2, "ring", layout);  // dp 2 x cp 2
+    expect_equivalent("tcp", 4, 4, "ring", layout);  // dp 1 x cp 4
+  }
+}
+
+TEST(CpTraining, UlyssesOnEveryMeshEndsAtOneProcessesParameters) {
+  expect_equivalent("tcp", 2, 2, "ulysses", "zigzag");
+  expect_equivalent("tcp", 4, 2, "ulysses", "contiguous");
+  expect_equivalent("tcp", 4, 4, "ulysses", "zigzag");
+}
+
+TEST(CpTraining, GlooEndsThereToo) {
+  expect_equivalent("gloo", 4, 2, "ring", "zigzag");
+  expect_equivalent("gloo", 2, 2, "ulysses", "zigzag");
+}
+
+TEST(CpTraining, FlagChecksNameTheNumbers) {
+  CpTrainingOptions o = tiny_options(3, "ring", "zigzag");
+  EXPECT_NE(check_cp_training_flags(o, 4).find("--cp 3 does not divide the 4 ranks"),
+            std::string::npos)
+      << check_cp_training_flags(o, 4);
+  o = tiny_options(4, "ring", "zigzag");
+  o.seq_len = 12;
+  EXPECT_NE(check_cp_training_flags(o, 4).find("--seq-len 12"), std::string::npos);
+  o = tiny_options(2, "ring", "zigzag");
+  o.batch_size = 3;
+  EXPECT_NE(check_cp_training_flags(o, 4).find("--batch-size 3"), std::string::npos);
+  o = tiny_options(4, "ulysses", "zigzag");
+  o.heads = 2;
+  o.hidden = 16;
+  EXPECT_NE(check_cp_training_flags(o, 4).find("Ulysses needs --heads 2"), std::string::npos);
+  EXPECT_EQ(check_cp_training_flags(tiny_options(2, "ring", "zigzag"), 4), "");
+}
+
+}  // namespace
+}  // namespace course::test
