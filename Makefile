@@ -190,12 +190,14 @@ docs: setup
 # Lesson 18's (the activation ledger against its formula; memory per rank in fp32 and mixed
 # precision, with ZeRO's stages; step time under each recomputation policy; the largest batch
 # within a budget; fp16's flushed gradients and four short runs' loss curves) writes
-# bench-results/lesson18_*.csv and lesson18_loss.svg.
+# bench-results/lesson18_*.csv and lesson18_loss.svg. Lesson 19's (ring attention and Ulysses
+# on 2 and 4 ranks, on loopback and 10 Gbit/s: the causal balance, time, bytes against the
+# models, activations per rank) writes bench-results/lesson19_*.csv.
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
 	@$(BUILD_STEP) build/solutions "make bench" lesson05 lesson02 lesson08 lesson09 lesson10 lesson12 \
-	  lesson13 lesson14 lesson15 lesson16 lesson17 lesson18 launch
+	  lesson13 lesson14 lesson15 lesson16 lesson17 lesson18 lesson19 launch
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
@@ -237,6 +239,9 @@ bench: setup
 	@if /usr/bin/python3 -c "import torch" 2>/dev/null; then /usr/bin/python3 tools/torch_gpt.py bench; \
 	else echo "make bench: PyTorch not installed (apt-get install python3-torch): no torch GPT row"; fi
 	build/solutions/lesson18 --bench
+	build/solutions/lesson19 --bench --np 2
+	build/solutions/lesson19 --bench --np 4
+	build/solutions/lesson19 --bench --np 4 --link 10gbit,20us
 	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory bench-link; \
 	 else echo "make bench: the kernel-shaped link (make bench-link) skipped: it needs root"; fi
 	@echo "make bench: CSV and SVG in bench-results/"
