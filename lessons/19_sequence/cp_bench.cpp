@@ -69,7 +69,77 @@ struct Variant {
   std::function<int64_t(int64_t /*n*/, int64_t /*local*/)> model_bytes;  // fwd + bwd, payload
 };
 
+void budget_table(const CpTrainingOptions& o, std::ostream* out) {
+  GptConfig g;
+  g.vocab = 96;
+  g.layers = o.layers;
+  g.heads = o.heads;
+  g.hidden = o.hidden;
+  const auto budget = static_cast<int64_t>(o.memory_budget_mib * (1 << 20));
+  if (out) {
+    *out << "\n# Table 3: one sequence per rank within --memory-budget "
+         << format_fixed(o.memory_budget_mib, 1) << " MiB (L " << g.layers << ", H " << g.hidden
+         << ", " << g.heads << " heads; state 16 psi + activations of S/C tokens + the ring's "
+         << "buffers)\n";
+  }
+  BenchTable table({{"C", 3},
+                    {"longest S", 10},
+                    {"S = 256 C", 10},
+                    {"act MiB/rank", 13},
+                    {"state MiB", 10},
+                    {"ring MiB", 9}});
+  if (out) table.print_header(*out);
+  for (const int c : {1, 2, 4, 8}) {
+    const int64_t seq = 256 * c;
+    GptConfig at = g;
+    at.context = seq;
+    at.attention = AttentionKind::tiled;
+    const auto mib = [](int64_t bytes) {
+      return format_fixed(static_cast<double>(bytes) / (1 << 20), 3);
+    };
+    const int64_t act =
+        gpt_activation_formula(at, 1, seq / c, RecomputePolicy::none, Precision::fp32).total();
+    const int64_t state = 16 * gpt_parameter_count(at);
+    table.add_row(
+        {std::to_string(c), std::to_string(longest_sequence_within(budget, g, c)),
+         std::to_string(seq), mib(act), mib(state), mib(cp_rank_bytes(g, seq, c) - act - state)},
+        out);
+  }
+  table.add_note(
+      "the state grows with S by the position embedding's S x H (GPT-2's learned "
+      "positions); the activations per rank stay flat",
+      out);
+  if (out) table.write_csv("bench-results/lesson19_budget.csv");
+}
+
 }  // namespace
+
+int64_t cp_rank_bytes(const GptConfig& config, int64_t seq, int cp) {
+  GptConfig g = config;
+  g.context = seq;
+  g.attention = AttentionKind::tiled;
+  const int64_t local = seq / cp, state = 16 * gpt_parameter_count(g);
+  const int64_t activations =
+      gpt_activation_formula(g, 1, local, RecomputePolicy::none, Precision::fp32).total();
+  const int64_t ring = cp > 1 ? 4 * 6 * local * g.hidden : 0;  // k, v in flight; dk, dv
+  return state + activations + ring;
+}
+
+int64_t longest_sequence_within(int64_t budget_bytes, const GptConfig& config, int cp) {
+  const int64_t step = 2 * static_cast<int64_t>(cp);
+  const auto fits = [&](int64_t chunks) {
+    return cp_rank_bytes(config, chunks * step, cp) <= budget_bytes;
+  };
+  if (!fits(1)) return 0;
+  int64_t lo = 1, hi = 2;
+  while (hi * step <= (int64_t{1} << 24) && fits(hi)) lo = hi, hi *= 2;
+  hi = std::min(hi, (int64_t{1} << 24) / step + 1);
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo * step;
+}
 
 Verdict run_cp_bench(const CpTrainingOptions& o, const DeviceMesh& mesh, ProcessGroup& all,
                      std::ostream& out_stream) {
@@ -78,6 +148,7 @@ Verdict run_cp_bench(const CpTrainingOptions& o, const DeviceMesh& mesh, Process
   ProcessGroup& cp = *mesh.group("cp");
   const int c = cp.size();
   balance_table(out);
+  budget_table(o, out);
   std::vector<Variant> variants;
   for (const SequenceLayout layout : {SequenceLayout::zigzag, SequenceLayout::contiguous}) {
     variants.push_back({std::string("ring ") + sequence_layout_name(layout),

@@ -15,6 +15,12 @@
 //   (tcp_bytes_sent, the largest over ranks) against the model (ring_attention.h's and
 //   ulysses.h's), and the GPT's activations per rank on its S/C tokens (lesson 18's ledger,
 //   parameters left out) against one process's on all S: falling as 1/C.
+// TABLE 3, BUDGET: the longest sequence (a multiple of 2C) one sequence of which trains
+//   within --memory-budget per rank, for C = 1, 2, 4, 8: the model state (16Ψ, every rank
+//   holds the whole model) plus the activations of S/C tokens (lesson 18's formula, tiled
+//   attention: every term per token) plus the ring's buffers (two k/v blocks in flight and
+//   the travelling dk/dv: 6 floats per local token and head dimension); then the
+//   activations per rank at S = 256 C: flat as C and S grow together.
 // The verdict FAILs when a measured byte count is off the model by more than the framing.
 #pragma once
 
@@ -23,9 +29,16 @@
 #include "cp_training.h"
 #include "device_mesh.h"
 #include "driver.h"
+#include "gpt.h"
 #include "process_group.h"
 
 namespace course {
+
+/// Table 3's per-rank bytes for one sequence of `seq` tokens over `cp` ranks (config's
+/// shape; its context and attention are set here), and the longest seq (a multiple of
+/// 2 cp, at most 1 << 24) within `budget_bytes` (0 when not even 2 cp tokens fit).
+int64_t cp_rank_bytes(const GptConfig& config, int64_t seq, int cp);
+int64_t longest_sequence_within(int64_t budget_bytes, const GptConfig& config, int cp);
 
 /// The tables (see the top of this file), printed by rank 0 and written (CSV) to
 /// bench-results/lesson19_*.csv. Collective over `all`; `mesh` has every rank in "cp".

@@ -49,6 +49,7 @@ struct CpTrainingOptions : GptTrainingOptions {
   std::string cp_attention = "ring";  ///< ring or ulysses
   std::string layout = "zigzag";      ///< zigzag or contiguous
   int64_t equivalence_steps = 3;      ///< steps of the one-process check before training (0: none)
+  double memory_budget_mib = 64;      ///< --bench: table 3's budget per rank
   CpTrainingOptions() {
     steps = 600;
     eval_every = 200;

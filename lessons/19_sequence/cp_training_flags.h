@@ -28,6 +28,9 @@ inline void add_cp_training_flags(Flags& flags, CpTrainingOptions& o) {
               "steps of the check against one process before training (0: none)")
       .check(count_in(0, 1000))
       .show_default();
+  flags.option("--memory-budget", o.memory_budget_mib, "--bench: MiB per rank for table 3")
+      .check(number_in(0.01, 1e7))
+      .show_default();
 }
 
 }  // namespace course

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../collectives/group_factory.h"
+#include "cp_bench.h"
 #include "device_mesh.h"
 #include "harness.h"
 #include "text_corpus.h"
@@ -95,6 +96,26 @@ TEST(CpTraining, FlagChecksNameTheNumbers) {
   o.hidden = 16;
   EXPECT_NE(check_cp_training_flags(o, 4).find("Ulysses needs --heads 2"), std::string::npos);
   EXPECT_EQ(check_cp_training_flags(tiny_options(2, "ring", "zigzag"), 4), "");
+}
+
+TEST(CpBench, TheLongestSequenceIsTheLastThatFitsAndGrowsWithC) {
+  GptConfig g;
+  g.vocab = 96;
+  g.layers = 2;
+  g.heads = 4;
+  g.hidden = 64;
+  const int64_t budget = 64 << 20;
+  int64_t previous = 0;
+  for (const int cp : {1, 2, 4}) {
+    const int64_t s = longest_sequence_within(budget, g, cp);
+    ASSERT_GT(s, 0);
+    EXPECT_EQ(s % (2 * cp), 0) << "a multiple of 2C";
+    EXPECT_LE(cp_rank_bytes(g, s, cp), budget);
+    EXPECT_GT(cp_rank_bytes(g, s + 2 * cp, cp), budget) << "the next length must not fit";
+    EXPECT_GT(s, previous) << "more ranks, a longer sequence";
+    previous = s;
+  }
+  EXPECT_EQ(longest_sequence_within(1000, g, 2), 0) << "not even the state fits";
 }
 
 }  // namespace
