@@ -4,10 +4,10 @@
 #include <cblas.h>
 
 #include <cmath>
-#include <cstdio>
 #include <memory>
 
 #include "activation_ledger.h"
+#include "bench_table.h"
 #include "grad_scaler.h"
 #include "mixed_precision.h"
 #include "recompute_policy.h"
@@ -16,14 +16,8 @@ namespace course {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string mib(int64_t bytes) {
-  return fixed(static_cast<double>(bytes) / (1 << 20), 2) + " MiB";
+  return format_fixed(static_cast<double>(bytes) / (1 << 20), 2) + " MiB";
 }
 
 }  // namespace
@@ -102,14 +96,15 @@ Verdict run_memory_training(const MemoryTrainingOptions& o, std::ostream& out) {
   }
   const GptTrainingResult& t = r.training;
   if (!t.sample.empty()) out << "sample (temperature 0.8):\n" << t.sample << "\n----" << std::endl;
-  out << "trained " << o.steps << " steps in " << fixed(t.train_seconds, 1) << " s, "
-      << fixed(t.tokens_per_second, 0) << " tokens/s" << std::endl;
+  out << "trained " << o.steps << " steps in " << format_fixed(t.train_seconds, 1) << " s, "
+      << format_fixed(t.tokens_per_second, 0) << " tokens/s" << std::endl;
   Verdict verdict = gpt_training_verdict(o, t);
   if (!verdict.passed || precision == Precision::fp32) return verdict;
   const double above = t.final_loss - reference;
-  const std::string against = o.precision + " ends at " + fixed(t.final_loss, 4) + ", float32 at " +
-                              fixed(reference, 4) + " (" + (above >= 0 ? "+" : "") +
-                              fixed(above, 4) + ", tolerance " + fixed(o.tolerance, 3) + ")";
+  const std::string against = o.precision + " ends at " + format_fixed(t.final_loss, 4) +
+                              ", float32 at " + format_fixed(reference, 4) + " (" +
+                              (above >= 0 ? "+" : "") + format_fixed(above, 4) + ", tolerance " +
+                              format_fixed(o.tolerance, 3) + ")";
   if (above > o.tolerance) {
     return Verdict::fail(against + ": further from float32 than the tolerance" +
                          (t.skipped_steps > 0

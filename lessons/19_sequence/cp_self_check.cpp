@@ -34,20 +34,13 @@ Tensor whole(int64_t heads, int64_t seq, int which) {
   return t;
 }
 
-// The rank's tokens of a [B, heads, S, d] tensor: [B, heads, S/C, d] in local order.
-Tensor mine(const Tensor& full, const std::vector<int64_t>& positions) {
-  const int64_t problems = full.size(0) * full.size(1), seq = full.size(2);
-  const auto local = static_cast<int64_t>(positions.size());
-  Tensor out = Tensor::empty({full.size(0), full.size(1), local, kDim});
-  for (int64_t p = 0; p < problems; ++p) {
-    for (int64_t i = 0; i < local; ++i) {
-      for (int64_t f = 0; f < kDim; ++f) {
-        out.data()[(p * local + i) * kDim + f] =
-            full.data()[(p * seq + positions[static_cast<size_t>(i)]) * kDim + f];
-      }
-    }
-  }
-  return out;
+// The rank's tokens of a [B, heads, S, d] tensor: [B, heads, S/C, d] in local order
+// (sequence_layout.h's shard_sequence, the B heads problems as its batch).
+Tensor mine(const Tensor& full, SequenceLayout layout, int cp, int rank) {
+  const Shape shape = full.shape();
+  const Tensor shard =
+      shard_sequence(full.reshape({shape[0] * shape[1], shape[2], shape[3]}), layout, cp, rank);
+  return shard.reshape({shape[0], shape[1], shape[2] / cp, shape[3]});
 }
 
 std::string first_difference(const Tensor& got, const Tensor& want, const std::string& what,
@@ -79,13 +72,13 @@ std::string check_op(ProcessGroup& cp, SequenceLayout layout, int64_t heads,
   const Variable ys = causal_self_attention(qs, ks, vs, AttentionKind::naive);
   sum(mul(ys, Variable(w))).backward();
   // This rank's, on its tokens.
-  const Variable ql(mine(q, positions), true), kl(mine(k, positions), true),
-      vl(mine(v, positions), true);
+  const Variable ql(mine(q, layout, c, r), true), kl(mine(k, layout, c, r), true),
+      vl(mine(v, layout, c, r), true);
   const Variable yl = op(ql, kl, vl);
-  sum(mul(yl, Variable(mine(w, positions)))).backward();
+  sum(mul(yl, Variable(mine(w, layout, c, r)))).backward();
   const std::string where = name + " (" + sequence_layout_name(layout) +
                             ", C = " + std::to_string(c) + ", S = " + std::to_string(seq) + ")";
-  if (std::string d = first_difference(yl.data(), mine(ys.data(), positions),
+  if (std::string d = first_difference(yl.data(), mine(ys.data(), layout, c, r),
                                        where + ": the output", r, positions);
       !d.empty()) {
     return d;
@@ -93,7 +86,7 @@ std::string check_op(ProcessGroup& cp, SequenceLayout layout, int64_t heads,
   const std::vector<std::pair<const char*, std::pair<Variable, Variable>>> grads = {
       {"dq", {ql, qs}}, {"dk", {kl, ks}}, {"dv", {vl, vs}}};
   for (const auto& [g, pair] : grads) {
-    if (std::string d = first_difference(pair.first.grad(), mine(pair.second.grad(), positions),
+    if (std::string d = first_difference(pair.first.grad(), mine(pair.second.grad(), layout, c, r),
                                          where + ": " + g, r, positions);
         !d.empty()) {
       return d;

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
 #include "attention_op.h"
+#include "bench_table.h"
 #include "error.h"
 #include "grad_clip.h"
 #include "naive_ddp.h"
@@ -20,12 +20,6 @@
 namespace course {
 
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // Rows [first, first + count) of a row-major [rows, ...] tensor.
 Tensor rows_of(const Tensor& t, int64_t first, int64_t count) {
@@ -213,8 +207,8 @@ Verdict run_cp_training(const CpTrainingOptions& o, const DeviceMesh& mesh, Proc
       train_gpt(run, text, lead ? &out : nullptr, cp_training_seams(o, mesh, all));
   if (lead && !r.sample.empty()) out << "sample (temperature 0.8):\n" << r.sample << "\n----\n";
   if (lead) {
-    out << "trained " << o.steps << " steps in " << fixed(r.train_seconds, 1) << " s, "
-        << fixed(r.tokens_per_second, 0) << " tokens/s (all ranks together)" << std::endl;
+    out << "trained " << o.steps << " steps in " << format_fixed(r.train_seconds, 1) << " s, "
+        << format_fixed(r.tokens_per_second, 0) << " tokens/s (all ranks together)" << std::endl;
   }
   return gpt_training_verdict(o, r);
 }

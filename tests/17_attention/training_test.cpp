@@ -12,23 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "../support/tiny_fortunes.h"
 #include "gpt_training.h"
 #include "text_corpus.h"
 
 namespace course {
 namespace {
 
-namespace fs = std::filesystem;
+using test::tiny_fortunes;
 
-// Short rhyming fortunes, varied by index: a text with structure a model can pick up.
-std::string tiny_text(int fortunes, int offset) {
-  const std::vector<std::string> words = {"cat", "hat", "mat", "bat", "rat", "sat"};
-  std::string text;
-  for (int i = offset; i < offset + fortunes; ++i) {
-    text += "the " + words[i % 6] + " sat on the " + words[(i + 1) % 6] + ".\n%\n";
-  }
-  return text;
-}
+namespace fs = std::filesystem;
 
 GptTrainingOptions tiny_options() {
   GptTrainingOptions o;
@@ -46,7 +39,7 @@ GptTrainingOptions tiny_options() {
 }
 
 TEST(GptTraining, AShortRunLowersTheLossAndTheBigramIsBelowUniform) {
-  const TextSplit text{tiny_text(200, 0), tiny_text(20, 3), 200, 20};
+  const TextSplit text{tiny_fortunes(200, 0), tiny_fortunes(20, 3), 200, 20};
   const GptTrainingOptions o = tiny_options();
   const GptTrainingResult r = train_gpt(o, text, nullptr);
   ASSERT_EQ(r.train_losses.size(), 30U);
@@ -60,7 +53,7 @@ TEST(GptTraining, AShortRunLowersTheLossAndTheBigramIsBelowUniform) {
 TEST(GptTraining, TheCheckpointLoadsBackAndInitContinuesFromIt) {
   const fs::path dir = fs::temp_directory_path() / "gpt_training_test";
   fs::create_directories(dir);
-  const TextSplit text{tiny_text(100, 0), tiny_text(10, 1), 100, 10};
+  const TextSplit text{tiny_fortunes(100, 0), tiny_fortunes(10, 1), 100, 10};
   GptTrainingOptions o = tiny_options();
   o.steps = 5;
   o.sample = 0;
@@ -87,7 +80,7 @@ TEST(GptTraining, FlagChecksNameTheNumbersAndFiles) {
   o.heads = 2;
   EXPECT_NE(check_gpt_training_flags(o).find((dir / fortune_files()[0]).string()),
             std::string::npos);
-  for (const std::string& name : fortune_files()) std::ofstream(dir / name) << tiny_text(20, 0);
+  for (const std::string& name : fortune_files()) std::ofstream(dir / name) << tiny_fortunes(20, 0);
   EXPECT_EQ(check_gpt_training_flags(o), "");
 
   o.checkpoint = (dir / "c.safetensors").string();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/tiny_fortunes.h"
 #include "activation_ledger.h"
 #include "gpt_training.h"
 #include "memory_bench.h"
@@ -18,14 +19,7 @@
 namespace course {
 namespace {
 
-std::string tiny_text(int fortunes, int offset) {
-  const std::vector<std::string> words = {"cat", "hat", "mat", "bat", "rat", "sat"};
-  std::string text;
-  for (int i = offset; i < offset + fortunes; ++i) {
-    text += "the " + words[i % 6] + " sat on the " + words[(i + 1) % 6] + ".\n%\n";
-  }
-  return text;
-}
+using test::tiny_fortunes;
 
 MemoryTrainingOptions tiny_options(const std::string& precision, const std::string& recompute) {
   MemoryTrainingOptions o;
@@ -45,7 +39,7 @@ MemoryTrainingOptions tiny_options(const std::string& precision, const std::stri
 }
 
 const TextSplit& tiny_split() {
-  static const TextSplit text{tiny_text(200, 0), tiny_text(20, 3), 200, 20};
+  static const TextSplit text{tiny_fortunes(200, 0), tiny_fortunes(20, 3), 200, 20};
   return text;
 }
 

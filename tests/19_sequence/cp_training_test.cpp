@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../collectives/group_factory.h"
+#include "../support/tiny_fortunes.h"
 #include "cp_bench.h"
 #include "device_mesh.h"
 #include "harness.h"
@@ -18,15 +19,6 @@
 
 namespace course::test {
 namespace {
-
-std::string tiny_text(int fortunes, int offset) {
-  const std::vector<std::string> words = {"cat", "hat", "mat", "bat", "rat", "sat"};
-  std::string text;
-  for (int i = offset; i < offset + fortunes; ++i) {
-    text += "the " + words[i % 6] + " sat on the " + words[(i + 1) % 6] + ".\n%\n";
-  }
-  return text;
-}
 
 CpTrainingOptions tiny_options(int cp, const std::string& attention, const std::string& layout) {
   CpTrainingOptions o;
@@ -52,7 +44,7 @@ void expect_equivalent(const std::string& backend, int world, int cp, const std:
     auto all = make_group(backend, ctx);
     Subgroups subgroups = make_subgroups(backend, ctx);
     const DeviceMesh mesh = init_cp_mesh(subgroups, cp);
-    const TextSplit text{tiny_text(120, 0), tiny_text(12, 3), 120, 12};
+    const TextSplit text{tiny_fortunes(120, 0), tiny_fortunes(12, 3), 120, 12};
     const double diff =
         cp_equivalence_difference(tiny_options(cp, attention, layout), text, mesh, *all);
     EXPECT_LT(diff, 2e-4) << backend << ", " << world << " ranks, cp " << cp << ", " << attention

@@ -34,30 +34,36 @@ std::string where(SequenceLayout layout, int cp) {
   return std::string(sequence_layout_name(layout)) + ", C = " + std::to_string(cp);
 }
 
+// The sizes of one check: problems, head dimension, tokens per chunk, the kernels' tiles.
+struct RingSize {
+  int64_t problems = kProblems, dim = kDim, chunk = kChunk;
+  AttentionTiles tiles = kTiles;
+};
+
 // One rank's ring forward (and, with `backward`, backward) against the oracle.
-void check_ring(ProcessGroup& cp, SequenceLayout layout, bool backward) {
+void check_ring(ProcessGroup& cp, SequenceLayout layout, bool backward, const RingSize& size = {}) {
   const int c = cp.size();
-  const int64_t seq = 2 * c * kChunk, local = seq / c;
-  const WholeAttention whole = whole_attention(kProblems, seq, kDim);
+  const int64_t n = size.problems, d = size.dim;
+  const AttentionTiles& tiles = size.tiles;
+  const int64_t seq = 2 * c * size.chunk, local = seq / c;
+  const WholeAttention whole = whole_attention(n, seq, d);
   const std::vector<int64_t> pos = token_positions(layout, seq, c, cp.rank());
-  const auto mine = [&](const std::vector<double>& x) {
-    return rank_rows(x, kProblems, seq, kDim, pos);
-  };
+  const auto mine = [&](const std::vector<double>& x) { return rank_rows(x, n, seq, d, pos); };
   const std::vector<float> q = mine(whole.q), k = mine(whole.k), v = mine(whole.v);
-  const AttentionShape shape{kProblems, local, kDim, true};
-  std::vector<float> o(q.size()), lse(static_cast<size_t>(kProblems * local));
-  ring_attention_forward(cp, layout, shape, kTiles, q.data(), k.data(), v.data(), o.data(),
+  const AttentionShape shape{n, local, d, true};
+  std::vector<float> o(q.size()), lse(static_cast<size_t>(n * local));
+  ring_attention_forward(cp, layout, shape, tiles, q.data(), k.data(), v.data(), o.data(),
                          lse.data());
-  expect_rows_near(o, whole.o, kProblems, seq, kDim, pos, "o");
-  expect_rows_near(lse, whole.lse, kProblems, seq, 1, pos, "lse");
+  expect_rows_near(o, whole.o, n, seq, d, pos, "o");
+  expect_rows_near(lse, whole.lse, n, seq, 1, pos, "lse");
   if (!backward) return;
   const std::vector<float> dout = mine(whole.dout);
   std::vector<float> dq(q.size(), 7.0f), dk(q.size(), 7.0f), dv(q.size(), 7.0f);  // overwritten
-  ring_attention_backward(cp, layout, shape, kTiles, q.data(), k.data(), v.data(), o.data(),
+  ring_attention_backward(cp, layout, shape, tiles, q.data(), k.data(), v.data(), o.data(),
                           lse.data(), dout.data(), dq.data(), dk.data(), dv.data());
-  expect_rows_near(dq, whole.dq, kProblems, seq, kDim, pos, "dq");
-  expect_rows_near(dk, whole.dk, kProblems, seq, kDim, pos, "dk");
-  expect_rows_near(dv, whole.dv, kProblems, seq, kDim, pos, "dv");
+  expect_rows_near(dq, whole.dq, n, seq, d, pos, "dq");
+  expect_rows_near(dk, whole.dk, n, seq, d, pos, "dk");
+  expect_rows_near(dv, whole.dv, n, seq, d, pos, "dv");
 }
 
 TEST(RingAttention, ForwardMatchesTheWholeSequenceOnEveryRanksTokens) {
@@ -82,6 +88,16 @@ TEST(RingAttention, BackwardMatchesTheWholeSequenceOnEveryRanksTokens) {
       }
     });
   }
+}
+
+TEST(RingAttention, LargeBlocksOfAMegabyteMatchTheWholeSequence) {
+  // 4 problems of 512 local tokens of dimension 64: each k and v block 512 KiB, a message of
+  // many socket buffers, in flight while the next block computes.
+  run_ranks(2, [](RankContext& ctx) {
+    auto cp = make_group("tcp", ctx);
+    check_ring(*cp, SequenceLayout::zigzag, true,
+               {.problems = 4, .dim = 64, .chunk = 256, .tiles = {32, 32}});
+  });
 }
 
 TEST(RingAttention, GradientsThroughAutogradMatchTheWholeSequence) {
