@@ -7,6 +7,7 @@
 
 #include "activation_ledger.h"
 #include "gpt.h"
+#include "gpt_ops.h"
 #include "grad_scaler.h"
 #include "ops.h"
 #include "optimizer.h"
@@ -88,6 +89,49 @@ std::string check_policy(RecomputePolicy policy) {
   return "";
 }
 
+// The contract's corners on a small region gelu(x W^T) * y, W captured: the gradients of a
+// backward run under a caller's NoGradGuard, of an input fn does not use (zeros), and of
+// W when no input requires grad.
+std::string check_contract() {
+  Variable w(Tensor::from_vector({3, 2}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f}), true);
+  const CheckpointFn region = [&w](const std::vector<Variable>& in) {
+    return mul(gelu(linear(in[0], w, Variable())), in[1]);
+  };
+  const Tensor x = Tensor::from_vector({2, 2}, {1.0f, -2.0f, 0.5f, 3.0f});
+  const Tensor y = Tensor::from_vector({2, 3}, {1.0f, 2.0f, -1.0f, 0.5f, -0.5f, 3.0f});
+  // The plain run's gradients.
+  const Variable xp(x.clone(), true), yp(y.clone(), true);
+  sum(region({xp, yp})).backward();
+  const Tensor wp = w.grad().clone();
+  w.zero_grad();
+  const Variable xc(x.clone(), true), yc(y.clone(), true), unused(Tensor::zeros({4}), true);
+  const Variable loss = sum(checkpoint(region, {xc, yc, unused}));
+  {
+    const NoGradGuard no_grad;  // a caller's: the recomputation must record anyway
+    loss.backward();
+  }
+  if (!same_bits(xc.grad(), xp.grad()) || !same_bits(w.grad(), wp)) {
+    return "CheckpointBackward::apply: under a caller's NoGradGuard the gradients are " +
+           std::string(xc.grad().defined() ? "wrong" : "missing") +
+           " (the recomputation must record its forward: EnableGradGuard)";
+  }
+  if (!unused.grad().defined() || unused.grad().to_vector() != std::vector<float>(4, 0.0f)) {
+    return "CheckpointBackward::apply: an input fn does not use must get a gradient of zeros";
+  }
+  w.zero_grad();
+  const Variable frozen = checkpoint(region, {Variable(x.clone()), Variable(y.clone())});
+  if (!frozen.requires_grad()) {
+    return "checkpoint: with no input requiring grad the result records nothing, so the "
+           "captured parameters get no gradient (record whenever grad mode is on)";
+  }
+  sum(frozen).backward();
+  if (!same_bits(w.grad(), wp)) {
+    return "checkpoint: with no input requiring grad, the captured parameter's gradient differs "
+           "from the run without checkpoint";
+  }
+  return "";
+}
+
 std::string check_scaler() {
   GradScaler scaler({.init_scale = 1024, .growth_interval = 2});
   Variable w(Tensor::from_vector({2}, {0.5f, -1.0f}), true);
@@ -136,6 +180,31 @@ std::string check_scaler() {
              " (the clean steps count again from 0 after an inf)";
     }
   }
+  // A NaN is an overflow too; two in a row below the floor stop the run, naming the step.
+  GradScaler floor({.init_scale = 1024, .growth_interval = 2, .min_scale = 512});
+  const auto bad_step = [&](float value) {
+    sgd.zero_grad();
+    floor.scale(loss_of()).backward();
+    w.grad().data()[1] = value;
+    return floor.step(sgd);
+  };
+  if (bad_step(NAN)) {
+    return "GradScaler::step: a step whose gradients hold NaN was taken (inf or NaN: skip it)";
+  }
+  floor.update();  // 1024 -> 512, at the floor
+  bad_step(INFINITY);
+  try {
+    floor.update();  // 512 -> 256, below it
+    return "GradScaler::update: the scale fell to " + std::to_string(floor.get_scale()) +
+           ", below min_scale 512, without ScaleCollapse";
+  } catch (const ScaleCollapse& e) {
+    const std::string what = e.what();
+    if (what.find("step 1") == std::string::npos || what.find("2 skipped") == std::string::npos) {
+      return "GradScaler::update: ScaleCollapse must name the step (1) and the skipped steps in "
+             "a row (2): it said \"" +
+             what + "\"";
+    }
+  }
   return "";
 }
 
@@ -147,8 +216,12 @@ std::string memory_self_check(std::ostream& out) {
     out << "  checkpoint, recompute " << recompute_policy_name(policy)
         << ": gradients bit-identical, the graph as the formula" << std::endl;
   }
+  if (std::string problem = check_contract(); !problem.empty()) return problem;
+  out << "  checkpoint: under a caller's no-grad, an unused input, parameters without inputs"
+      << std::endl;
   if (std::string problem = check_scaler(); !problem.empty()) return problem;
-  out << "  GradScaler: scale, unscale_, a skipped step on inf, backoff and growth" << std::endl;
+  out << "  GradScaler: scale, unscale_, skipped steps on inf and NaN, backoff, growth, the floor"
+      << std::endl;
   return "";
 }
 

@@ -37,7 +37,7 @@ Tensor whole(int64_t heads, int64_t seq, int which) {
 // The rank's tokens of a [B, heads, S, d] tensor: [B, heads, S/C, d] in local order
 // (sequence_layout.h's shard_sequence, the B heads problems as its batch).
 Tensor mine(const Tensor& full, SequenceLayout layout, int cp, int rank) {
-  const Shape shape = full.shape();
+  const Shape& shape = full.shape();
   const Tensor shard =
       shard_sequence(full.reshape({shape[0] * shape[1], shape[2], shape[3]}), layout, cp, rank);
   return shard.reshape({shape[0], shape[1], shape[2] / cp, shape[3]});
@@ -60,8 +60,29 @@ std::string first_difference(const Tensor& got, const Tensor& want, const std::s
 
 using CpAttention = std::function<Variable(const Variable&, const Variable&, const Variable&)>;
 
+// Where to look when the output, dq, or dk and dv differ: the likely causes, by function.
+struct Causes {
+  std::string output, dq, dkdv;
+};
+
+const Causes kRingCauses{
+    "ring_attention_forward: the merge must weight the rows by e^(lse_a - lse) and "
+    "e^(lse_b - lse); at step s the block is rank (r - s)'s, its chunks chunks_of(owner); "
+    "causal only on the diagonal chunk pair, a later chunk skipped",
+    "ring_attention_backward: each chunk pair's dq with the whole row's o and lse, the same "
+    "owner and causal rule as the forward",
+    "ring_attention_backward: dk and dv travel with their block (rank (r - s)'s at step s) "
+    "and must take the C-th hop home"};
+
+const Causes kUlyssesCauses{
+    "ulysses_to_heads / ulysses_to_sequence: rank j takes heads [j h, (j+1) h); a source "
+    "rank's tokens go to their positions in the sequence (token_positions of that rank, not "
+    "rank order)",
+    "the backward's re-layouts (the same two, on the gradients)",
+    "the backward's re-layouts (the same two, on the gradients)"};
+
 std::string check_op(ProcessGroup& cp, SequenceLayout layout, int64_t heads,
-                     const std::string& name, const CpAttention& op) {
+                     const std::string& name, const CpAttention& op, const Causes& causes) {
   const int c = cp.size(), r = cp.rank();
   const int64_t seq = 8 * c;
   const std::vector<int64_t> positions = token_positions(layout, seq, c, r);
@@ -81,7 +102,7 @@ std::string check_op(ProcessGroup& cp, SequenceLayout layout, int64_t heads,
   if (std::string d = first_difference(yl.data(), mine(ys.data(), layout, c, r),
                                        where + ": the output", r, positions);
       !d.empty()) {
-    return d;
+    return d + "; look at " + causes.output;
   }
   const std::vector<std::pair<const char*, std::pair<Variable, Variable>>> grads = {
       {"dq", {ql, qs}}, {"dk", {kl, ks}}, {"dv", {vl, vs}}};
@@ -89,7 +110,7 @@ std::string check_op(ProcessGroup& cp, SequenceLayout layout, int64_t heads,
     if (std::string d = first_difference(pair.first.grad(), mine(pair.second.grad(), layout, c, r),
                                          where + ": " + g, r, positions);
         !d.empty()) {
-      return d;
+      return d + "; look at " + (std::string(g) == "dq" ? causes.dq : causes.dkdv);
     }
   }
   return "";
@@ -115,14 +136,18 @@ std::string run_lesson19_self_check(ProcessGroup& cp) {
     if (problem.empty()) problem = std::move(p);
   };
   for (const SequenceLayout layout : {SequenceLayout::zigzag, SequenceLayout::contiguous}) {
-    keep(check_op(cp, layout, 3, "ring_attention",
-                  [&cp, layout](const Variable& q, const Variable& k, const Variable& v) {
-                    return ring_attention(q, k, v, cp, layout);
-                  }));
-    keep(check_op(cp, layout, 2 * cp.size(), "ulysses_attention",
-                  [&cp, layout](const Variable& q, const Variable& k, const Variable& v) {
-                    return ulysses_attention(q, k, v, cp, layout, AttentionKind::tiled);
-                  }));
+    keep(check_op(
+        cp, layout, 3, "ring_attention",
+        [&cp, layout](const Variable& q, const Variable& k, const Variable& v) {
+          return ring_attention(q, k, v, cp, layout);
+        },
+        kRingCauses));
+    keep(check_op(
+        cp, layout, 2 * cp.size(), "ulysses_attention",
+        [&cp, layout](const Variable& q, const Variable& k, const Variable& v) {
+          return ulysses_attention(q, k, v, cp, layout, AttentionKind::tiled);
+        },
+        kUlyssesCauses));
   }
   return agree(cp, problem);
 }
