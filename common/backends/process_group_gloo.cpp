@@ -9,6 +9,7 @@
 #include <gloo/allreduce.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
+#include <signal.h>
 
 #include <future>
 #include <map>
@@ -36,6 +37,19 @@ int next_group_number(const std::string& prefix) {
   static std::map<std::string, int> made;
   std::lock_guard<std::mutex> lock(mu);
   return made[prefix]++;
+}
+
+// Gloo writes with writev(), which has no MSG_NOSIGNAL: without this, a write to a peer
+// that has just closed kills the writer with SIGPIPE instead of failing with EPIPE. Set
+// once, only while SIGPIPE has its default action (a handler the program installed stays).
+void ignore_sigpipe_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction old {};
+    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+      ::signal(SIGPIPE, SIG_IGN);
+    }
+  });
 }
 
 }  // namespace
@@ -67,6 +81,7 @@ GlooProcessGroup::GlooProcessGroup(StoreClient& store, int rank, int world, Gloo
     throw ConfigError("GlooProcessGroup: allreduce_algorithm '" + options.allreduce_algorithm +
                       "' is not one of: ring, bcube");
   }
+  ignore_sigpipe_once();
   Impl& im = *impl_;
   im.rank = rank;
   im.world = world;

@@ -26,7 +26,11 @@
 //
 // Errors: Gloo throws its own exceptions; every call translates them into the course's
 // hierarchy (TimeoutError, NetworkError, ProtocolError, ConfigError) naming this rank, the
-// operation and its size. Run it: ./lesson05 --backend gloo, or the suites of lessons
+// operation and its size. A peer that closed its end: Gloo writes to its sockets with
+// writev(), which cannot ask for MSG_NOSIGNAL, so the first GlooProcessGroup of a process
+// sets SIGPIPE to ignored (as the Python interpreter does for every torch program): the
+// write then fails with EPIPE, which Gloo reports and this backend names, instead of the
+// kernel killing the rank. Run it: ./lesson05 --backend gloo, or the suites of lessons
 // 02-05 (tests/collectives/), which run against both backends.
 //
 // Thread safety: as ProcessGroup: one thread issues calls. Each call gets its own Gloo tag
