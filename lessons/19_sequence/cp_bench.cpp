@@ -20,6 +20,7 @@
 #include "ring_attention.h"
 #include "saved_tensors.h"
 #include "sequence_layout.h"
+#include "sp_bench.h"
 #include "ulysses.h"
 
 namespace course {
@@ -244,6 +245,7 @@ Verdict run_cp_bench(const CpTrainingOptions& o, const DeviceMesh& mesh, Process
     table.add_note("sent B: payload and framing (16 B a message); model B: the payload alone", out);
     table.write_csv("bench-results/lesson19_np" + std::to_string(c) + ".csv");
   }
+  off_model += run_sp_table(o, all, out);
   if (off_model > 0) {
     return Verdict::fail(std::to_string(off_model) +
                          " row(s): the bytes sent are off the model beyond the framing");

@@ -21,6 +21,7 @@
 //   attention: every term per token) plus the ring's buffers (two k/v blocks in flight and
 //   the travelling dk/dv: 6 floats per local token and head dimension); then the
 //   activations per rank at S = 256 C: flat as C and S grow together.
+// TABLE 4, TP AGAINST SP: sp_bench.h, every rank in one tp group.
 // The verdict FAILs when a measured byte count is off the model by more than the framing.
 #pragma once
 

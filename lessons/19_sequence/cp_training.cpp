@@ -15,6 +15,7 @@
 #include "naive_ddp.h"
 #include "ops.h"
 #include "ring_attention.h"
+#include "tp_sequence.h"
 #include "ulysses.h"
 
 namespace course {
@@ -38,7 +39,8 @@ struct LocalBatch {
   std::vector<int64_t> positions;  // S/C positions in the whole sequence
 };
 
-LocalBatch local_batch(const TokenBatch& global, const DeviceMesh& mesh, SequenceLayout layout) {
+LocalBatch local_batch(const TokenBatch& global, const DeviceMesh& mesh, SequenceLayout layout,
+                       bool sequence_parallel) {
   const int dp = mesh.size("dp"), cp = mesh.size("cp");
   const int64_t batch = global.inputs.size(0), seq = global.inputs.size(1);
   const int64_t rows = batch / dp, first = mesh.coordinate("dp") * rows;
@@ -50,6 +52,15 @@ LocalBatch local_batch(const TokenBatch& global, const DeviceMesh& mesh, Sequenc
   b.inputs = shard_sequence(inputs, layout, cp, c).reshape({rows, seq / cp});
   b.targets = shard_sequence(targets, layout, cp, c).reshape({rows * (seq / cp)});
   b.positions = token_positions(layout, seq, cp, c);
+  const int T = mesh.size("tp");
+  if (sequence_parallel && T > 1) {  // tp rank t: the t-th T-th of the cp rank's tokens
+    const int t = mesh.coordinate("tp");
+    const int64_t s = seq / cp, n = s / T;
+    b.inputs = sequence_piece(b.inputs, T, t);
+    b.targets = sequence_piece(b.targets.reshape({rows, s}), T, t).reshape({rows * n});
+    b.positions =
+        std::vector<int64_t>(b.positions.begin() + t * n, b.positions.begin() + (t + 1) * n);
+  }
   return b;
 }
 
@@ -71,12 +82,24 @@ AttentionCore cp_core(const CpTrainingOptions& o, const DeviceMesh& mesh) {
 
 std::string check_cp_training_flags(const CpTrainingOptions& o, int world) {
   if (std::string problem = check_gpt_training_flags(o); !problem.empty()) return problem;
-  const int cp = o.cp == 0 ? world : o.cp;
-  if (world % cp != 0) {
-    return "--cp " + std::to_string(cp) + " does not divide the " + std::to_string(world) +
-           " ranks (the mesh is dp x cp)";
+  const int tp = o.tp;
+  if (world % tp != 0) {
+    return "--tp " + std::to_string(tp) + " does not divide the " + std::to_string(world) +
+           " ranks (the mesh is dp x cp x tp)";
   }
-  const int dp = world / cp;
+  const int cp = o.cp == 0 ? world / tp : o.cp;
+  if (world % (cp * tp) != 0) {
+    const std::string size = tp == 1
+                                 ? "--cp " + std::to_string(cp)
+                                 : "--cp " + std::to_string(cp) + " x --tp " + std::to_string(tp);
+    return size + " does not divide the " + std::to_string(world) + " ranks (the mesh is dp x cp" +
+           (tp == 1 ? ")" : " x tp)");
+  }
+  if (o.heads % tp != 0) {
+    return "--heads " + std::to_string(o.heads) + " do not divide over --tp " + std::to_string(tp) +
+           " (each tensor-parallel rank takes heads / T of them)";
+  }
+  const int dp = world / (cp * tp);
   if (o.seq_len % (2 * cp) != 0) {
     return "--seq-len " + std::to_string(o.seq_len) + " does not divide into 2 x --cp " +
            std::to_string(cp) + " = " + std::to_string(2 * cp) +
@@ -87,32 +110,45 @@ std::string check_cp_training_flags(const CpTrainingOptions& o, int world) {
            std::to_string(dp) + " (" + std::to_string(world) + " ranks / --cp " +
            std::to_string(cp) + ")";
   }
-  if (o.cp_attention == "ulysses" && o.heads % cp != 0) {
-    return "Ulysses needs --heads " + std::to_string(o.heads) +
-           " to divide by the context-parallel size " + std::to_string(cp) +
-           " (each rank takes heads / C of them); use --cp-attention ring";
+  if (o.cp_attention == "ulysses" && (o.heads / tp) % cp != 0) {
+    const std::string heads =
+        tp == 1
+            ? "--heads " + std::to_string(o.heads)
+            : "the " + std::to_string(o.heads / tp) + " heads of a tensor-parallel rank (--heads " +
+                  std::to_string(o.heads) + " / --tp " + std::to_string(tp) + ")";
+    return "Ulysses needs " + heads + " to divide by the context-parallel size " +
+           std::to_string(cp) + " (each rank takes heads / C of them); use --cp-attention ring";
+  }
+  if (tp > 1 && o.sequence_parallel == "on" && (o.seq_len / cp) % tp != 0) {
+    return "sequence parallelism needs the " + std::to_string(o.seq_len / cp) +
+           " tokens of a cp rank (--seq-len / --cp) to divide over --tp " + std::to_string(tp) +
+           "; use --sequence-parallel off";
   }
   return "";
 }
 
-DeviceMesh init_cp_mesh(Subgroups& world, int cp) {
-  const int c = cp == 0 ? world.world() : cp;
-  return init_device_mesh(world, {{"dp", world.world() / c}, {"cp", c}});
+DeviceMesh init_cp_mesh(Subgroups& world, int cp, int tp) {
+  const int c = cp == 0 ? world.world() / tp : cp;
+  return init_device_mesh(world, {{"dp", world.world() / (c * tp)}, {"cp", c}, {"tp", tp}});
 }
 
 GptTrainingSeams cp_training_seams(const CpTrainingOptions& o, const DeviceMesh& mesh,
                                    ProcessGroup& all) {
   const SequenceLayout layout = parse_sequence_layout(o.layout);
   const AttentionCore core = cp_core(o, mesh);
+  const int T = mesh.size("tp");
+  const bool sp = T > 1 && o.sequence_parallel == "on";
+  const BlockRunner runner = T > 1 ? tp_block_runner(*mesh.group("tp"), sp, core) : BlockRunner();
   auto ddp = std::make_shared<std::unique_ptr<NaiveDdp>>();
   GptTrainingSeams seams;
   seams.prepare = [ddp, &all](Gpt& model) {
     *ddp = std::make_unique<NaiveDdp>(model, all, GradSync::flat);  // rank 0's parameters
   };
-  seams.step = [ddp, core, layout, &mesh, &all](const GptStepContext& c) {
-    const LocalBatch b = local_batch(c.batch, mesh, layout);
+  seams.step = [ddp, core, runner, T, sp, layout, &mesh, &all](const GptStepContext& c) {
+    const LocalBatch b = local_batch(c.batch, mesh, layout, sp);
     c.optimizer.zero_grad();
     c.model.set_attention_core(core);
+    c.model.set_block_runner(runner);
     GptStepResult r;
     try {
       const Variable loss =
@@ -121,9 +157,12 @@ GptTrainingSeams cp_training_seams(const CpTrainingOptions& o, const DeviceMesh&
       r.loss = loss.item();
     } catch (...) {
       c.model.set_attention_core({});
+      c.model.set_block_runner({});
       throw;
     }
     c.model.set_attention_core({});
+    c.model.set_block_runner({});
+    scale_tp_gradients(c.model, T, sp);
     (*ddp)->sync_gradients();
     std::vector<float> loss{static_cast<float>(r.loss)};
     all.all_reduce(loss, ReduceOp::SUM);  // the whole batch's loss, for the log
@@ -138,39 +177,61 @@ GptTrainingSeams cp_training_seams(const CpTrainingOptions& o, const DeviceMesh&
 
 namespace {
 
-// The parameters train_gpt ends with, through its finish seam.
+// The parameters train_gpt ends with (or their gradients), through its finish seam.
 NamedTensors train_and_keep(const GptTrainingOptions& o, const TextSplit& text,
-                            GptTrainingSeams seams) {
-  NamedTensors params;
-  seams.finish = [&params](Gpt& model) {
+                            GptTrainingSeams seams, bool gradients = false) {
+  NamedTensors kept;
+  seams.finish = [&kept, gradients](Gpt& model) {
     for (const auto& [name, p] : model.named_parameters())
-      params.emplace_back(name, p.data().clone());
+      kept.emplace_back(name, (gradients ? p.grad() : p.data()).clone());
   };
   train_gpt(o, text, nullptr, seams);
-  return params;
+  return kept;
 }
 
-}  // namespace
-
-double cp_equivalence_difference(const CpTrainingOptions& o, const TextSplit& text,
-                                 const DeviceMesh& mesh, ProcessGroup& all) {
-  GptTrainingOptions one = o;
-  one.eval_every = 0;
-  one.sample = 0;
-  one.checkpoint.clear();
-  const NamedTensors serial = train_and_keep(one, text, {});
-  const NamedTensors parallel = train_and_keep(one, text, cp_training_seams(o, mesh, all));
+double largest_difference(const NamedTensors& a, const NamedTensors& b, ProcessGroup& all) {
   double worst = 0;
-  for (size_t i = 0; i < serial.size(); ++i) {
-    const float* a = serial[i].second.data();
-    const float* b = parallel[i].second.data();
-    for (int64_t j = 0; j < serial[i].second.numel(); ++j) {
-      worst = std::max(worst, static_cast<double>(std::fabs(a[j] - b[j])));
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float* x = a[i].second.data();
+    const float* y = b[i].second.data();
+    for (int64_t j = 0; j < a[i].second.numel(); ++j) {
+      worst = std::max(worst, static_cast<double>(std::fabs(x[j] - y[j])));
     }
   }
   std::vector<float> w{static_cast<float>(worst)};
   all.all_reduce(w, ReduceOp::MAX);
   return w[0];
+}
+
+GptTrainingOptions one_process_options(const CpTrainingOptions& o) {
+  GptTrainingOptions one = o;
+  one.eval_every = 0;
+  one.sample = 0;
+  one.checkpoint.clear();
+  return one;
+}
+
+}  // namespace
+
+double cp_gradient_difference(const CpTrainingOptions& o, const TextSplit& text,
+                              const DeviceMesh& mesh, ProcessGroup& all) {
+  GptTrainingOptions one = one_process_options(o);
+  one.steps = 1;
+  one.clip = 1e30;  // clipping would scale a wrong gradient back to the right norm
+  CpTrainingOptions mine = o;
+  mine.steps = 1;
+  mine.clip = one.clip;
+  const NamedTensors serial = train_and_keep(one, text, {}, true);
+  const NamedTensors parallel = train_and_keep(one, text, cp_training_seams(mine, mesh, all), true);
+  return largest_difference(serial, parallel, all);
+}
+
+double cp_equivalence_difference(const CpTrainingOptions& o, const TextSplit& text,
+                                 const DeviceMesh& mesh, ProcessGroup& all) {
+  const GptTrainingOptions one = one_process_options(o);
+  const NamedTensors serial = train_and_keep(one, text, {});
+  const NamedTensors parallel = train_and_keep(one, text, cp_training_seams(o, mesh, all));
+  return largest_difference(serial, parallel, all);
 }
 
 Verdict run_cp_training(const CpTrainingOptions& o, const DeviceMesh& mesh, ProcessGroup& all,
@@ -179,15 +240,31 @@ Verdict run_cp_training(const CpTrainingOptions& o, const DeviceMesh& mesh, Proc
   const bool lead = mesh.rank() == 0;
   const TextSplit text = load_fortunes(o.data);
   if (lead) {
+    const int T = mesh.size("tp");
     out << "device mesh: " << mesh.layout().describe() << "; " << o.cp_attention << " attention, "
-        << o.layout << " layout, S/C = " << o.seq_len / mesh.size("cp") << " tokens per rank"
-        << std::endl;
+        << o.layout << " layout, S/C = " << o.seq_len / mesh.size("cp") << " tokens per cp rank";
+    if (T > 1) {
+      out << "; heads / T = " << o.heads / T << " per tp rank, sequence parallelism "
+          << o.sequence_parallel;
+    }
+    out << std::endl;
   }
-  constexpr double kEquivalenceTolerance = 2e-4;
+  constexpr double kEquivalenceTolerance = 2e-4, kGradientTolerance = 2e-5;
   if (o.equivalence_steps > 0) {
     CpTrainingOptions check = o;
     check.steps = o.equivalence_steps;
     check.eval_batches = 1;
+    const double grad_diff = cp_gradient_difference(check, text, mesh, all);
+    if (lead) {
+      out << "equivalence: the first step's gradients are within " << grad_diff
+          << " of one process's (tolerance " << kGradientTolerance << ")" << std::endl;
+    }
+    if (!(grad_diff <= kGradientTolerance)) {
+      return Verdict::fail("a gradient of the first step differs from one process's by " +
+                           std::to_string(grad_diff) +
+                           " (tolerance 2e-5): a reduction over dp, cp or tp is missing, or a "
+                           "gradient is scaled by the wrong factor (T or C)");
+    }
     const double diff = cp_equivalence_difference(check, text, mesh, all);
     if (lead) {
       out << "equivalence: after " << check.steps << " steps the parameters are within " << diff

@@ -1,6 +1,6 @@
 // cp_training_flags.h: lesson 19, given: ./lesson19's flags: lesson 17's
 // (gpt_training_flags.h) and the mesh's and sequence split's, each checked when parsed.
-// Checks against the world size (--cp dividing it, --seq-len by 2C) are
+// Checks against the world size (--cp x --tp dividing it, --seq-len by 2C) are
 // check_cp_training_flags (cp_training.h), run by the driver's check_flags.
 #pragma once
 
@@ -16,6 +16,14 @@ inline void add_cp_training_flags(Flags& flags, CpTrainingOptions& o) {
   add_gpt_training_flags(flags, o);
   flags.option("--cp", o.cp, "C: ranks each sequence is split over (0: all; dp = np / C)")
       .check(count_in(0, 64))
+      .show_default();
+  flags.option("--tp", o.tp, "T: ranks each block's heads are split over (tp_sequence.h)")
+      .check(count_in(1, 64))
+      .show_default();
+  flags
+      .option("--sequence-parallel", o.sequence_parallel,
+              "with --tp: LayerNorm and the residual sharded along the sequence (Megatron SP)")
+      .check(one_of({"on", "off"}))
       .show_default();
   flags.option("--cp-attention", o.cp_attention, "attention over the cp group")
       .check(one_of({"ring", "ulysses"}))

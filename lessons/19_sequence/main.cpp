@@ -1,10 +1,11 @@
 // main.cpp: ./lesson19, the sequence dimension across ranks: lesson 17's GPT with each
-// sequence split over a context-parallel group, by ring attention or Ulysses, on a dp x cp
-// device mesh.
+// sequence split over a context-parallel group, by ring attention or Ulysses, and its heads
+// over a tensor-parallel group with sequence parallelism, on a dp x cp x tp device mesh.
 //
 //   make lesson19 && ./lesson19                          # 4 ranks: dp 2 x cp 2, ring, zig-zag
 //   ./lesson19 --np 4 --cp 4 --layout contiguous
 //   ./lesson19 --np 2 --cp-attention ulysses     # dp 1 x cp 2
+//   ./lesson19 --np 4 --cp 2 --tp 2              # cp 2 x tp 2, sequence parallelism on
 //   ./lesson19 --bench --np 4 [--link 10gbit]            # memory, bytes and time per layout
 //
 // First a self-check of your ring attention and Ulysses against one process's attention on
@@ -26,7 +27,7 @@
 #include "env.h"
 #include "flags.h"
 #include "process_group_factory.h"
-#include "ring_allreduce.h"
+#include "sharding.h"
 #include "subgroups.h"
 
 namespace {
@@ -38,8 +39,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   course::Subgroups world(
       ctx.store(), ctx.rank(), ctx.world(),
       course::group_maker(ctx.args().backend,
-                          course::driver_recipe(ctx, "lesson19", course::install_lesson05)));
-  const course::DeviceMesh mesh = course::init_cp_mesh(world, ctx.args().bench ? 0 : g_training.cp);
+                          course::driver_recipe(ctx, "lesson19", course::install_lesson13)));
+  const bool bench = ctx.args().bench;  // the bench's mesh: every rank in cp (its table 4: in tp)
+  const course::DeviceMesh mesh =
+      course::init_cp_mesh(world, bench ? 0 : g_training.cp, bench ? 1 : g_training.tp);
   if (auto failed =
           course::self_check_failure(ctx, course::run_lesson19_self_check(*mesh.group("cp")),
                                      course::kLesson19SelfCheckPassed)) {
@@ -57,7 +60,7 @@ course::Verdict run_rank(course::DriverContext& ctx) {
 int main(int argc, char** argv) {
   course::DriverConfig config;
   config.name = "lesson19";
-  config.title = "the sequence dimension: ring attention and Ulysses on a dp x cp mesh";
+  config.title = "the sequence dimension: ring attention, Ulysses and SP on a dp x cp x tp mesh";
   config.default_np = 4;
   config.backends = {"tcp", "gloo"};
   config.has_bench = true;
@@ -65,7 +68,10 @@ int main(int argc, char** argv) {
   config.check_flags = [](const course::DriverArgs& args) {
     const int world = course::started_as_rank() ? course::read_dist_env().world_size : args.np;
     course::CpTrainingOptions o = g_training;
-    if (args.bench) o.cp = 0;
+    if (args.bench) {
+      o.cp = 0;
+      o.tp = 1;
+    }
     return course::check_cp_training_flags(o, world);
   };
   return course::run_driver(
