@@ -1,4 +1,4 @@
-// cp_training.cpp: lesson 19, given: the GPT on a dp x cp mesh (cp_training.h).
+// cp_training.cpp: lesson 19, given: the GPT on a dp x cp x tp mesh (cp_training.h).
 #include "cp_training.h"
 
 #include <cblas.h>
