@@ -35,6 +35,37 @@ std::string backend_choices_str() {
   return known;
 }
 
+namespace {
+
+// Lesson 01's connect_full_mesh names the ranks it connects as it knows them ("rank 1"):
+// for a subgroup those are group ranks. Rethrows the error in flight, of the same type,
+// with the group's world ranks beside them, so it reads as the launcher's summary does.
+[[noreturn]] void rethrow_with_world_ranks(const RankNames& names) {
+  std::string where = " [in group '" + names.group + "':";
+  for (size_t i = 0; i < names.world_ranks.size(); ++i) {
+    where += (i == 0 ? " " : ", ") + std::string("group rank ") + std::to_string(i) + " is rank " +
+             std::to_string(names.world_ranks[i]);
+  }
+  where += "]";
+  try {
+    throw;
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(e.detail() + where);
+  } catch (const PeerClosedError& e) {
+    throw PeerClosedError(e.detail() + where);
+  } catch (const NetworkError& e) {
+    throw NetworkError(e.detail() + where);
+  } catch (const ProtocolError& e) {
+    throw ProtocolError(e.detail() + where);
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.detail() + where);
+  } catch (const SystemError& e) {
+    throw SystemError(e.detail() + where);
+  }
+}
+
+}  // namespace
+
 #ifndef COURSE_HAVE_NCCL
 namespace {
 
@@ -94,8 +125,14 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, Sto
     parse_transport(recipe.transport);  // a bad name fails before any connection is made
     TcpAlgorithms algorithms;
     recipe.install(algorithms);
-    Mesh mesh = recipe.connect_mesh(store, rank, world, recipe.token, recipe.host,
-                                    "mesh/" + recipe.name, recipe.timeout);
+    Mesh mesh;
+    try {
+      mesh = recipe.connect_mesh(store, rank, world, recipe.token, recipe.host,
+                                 "mesh/" + recipe.name, recipe.timeout);
+    } catch (const Error&) {
+      if (recipe.names.is_world()) throw;
+      rethrow_with_world_ranks(recipe.names);
+    }
     const Transport transport = parse_transport(recipe.transport);
     std::vector<ByteStreamPtr> streams =
         connect_streams(std::move(mesh), store, transport, recipe.connect_shm,

@@ -1,6 +1,8 @@
 // peer_names_test.cpp: a subgroup's errors name a peer that closed or froze by its world
 // rank, with the group rank and the group beside it (common/comm/rank_names.h), on tcp
-// (lessons 02-05) and gloo; the world's errors keep their plain "rank N".
+// (lessons 02-05) and gloo, and lesson 01's mesh errors get the world ranks beside the
+// group's; the world's errors keep their plain "rank N"; a send to a closed peer is an
+// error, never SIGPIPE.
 //
 //   ./build/solutions/test_subgroups --gtest_filter='PeerNames*'
 #include <gtest/gtest.h>
@@ -124,6 +126,39 @@ TEST(PeerNames, ASendToAClosedPeerIsAnErrorNotASignal) {
         },
         suite_options(60));
   }
+}
+
+// Lesson 01's mesh names the ranks it connects by the numbers it was given: a subgroup's
+// group ranks. make_process_group puts the group's world ranks beside them, keeping the
+// error's type; the world's errors stay as they were.
+TEST(PeerNames, ASubgroupsMeshErrorsNameTheWorldRanksToo) {
+  run_ranks(1, [](RankContext& ctx) {
+    GroupRecipe recipe;
+    recipe.install = [](TcpAlgorithms&) {};
+    recipe.monitor = false;
+    recipe.connect_mesh = [](StoreClient&, int, int, const std::string&, const std::string&,
+                             const std::string&, Millis) -> Mesh {
+      throw TimeoutError("connect_full_mesh: still waiting for rank 1");
+    };
+    recipe.names = RankNames({2, 3}, "tp1");
+    try {
+      make_process_group("tcp", ctx.store(), 0, 2, recipe);
+      ADD_FAILURE() << "the mesh's error was lost";
+    } catch (const TimeoutError& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "still waiting for rank 1 [in group 'tp1': group rank 0 is rank 2, group "
+                    "rank 1 is rank 3]"),
+                std::string::npos)
+          << e.what();
+    }
+    recipe.names = RankNames();
+    try {
+      make_process_group("tcp", ctx.store(), 0, 2, recipe);
+      ADD_FAILURE() << "the mesh's error was lost";
+    } catch (const TimeoutError& e) {
+      EXPECT_EQ(std::string(e.what()).find("in group"), std::string::npos) << e.what();
+    }
+  });
 }
 
 TEST(PeerNames, RankNamesForms) {
