@@ -37,12 +37,6 @@ Tensor wavy(const Shape& shape, int salt) {
   return t;
 }
 
-double max_over(ProcessGroup& all, double v) {
-  std::vector<float> x{static_cast<float>(v)};
-  all.all_reduce(x, ReduceOp::MAX);
-  return x[0];
-}
-
 void balance_table(std::ostream* out) {
   if (out) *out << "\n# Table 1: causal ring attention's chunk products per rank\n";
   BenchTable table({{"C", 3}, {"layout", 11}, {"slowest", 8}, {"mean", 8}, {"slowest/mean", 13}});
@@ -218,8 +212,9 @@ Verdict run_cp_bench(const CpTrainingOptions& o, const DeviceMesh& mesh, Process
         sent = static_cast<int64_t>(tcp_bytes_sent() - before);
         if (round > 0) times.push_back(t);
       }
-      const double ms = 1e3 * max_over(all, median(times));
-      const auto sent_max = static_cast<int64_t>(max_over(all, static_cast<double>(sent)));
+      const double ms = 1e3 * slowest_median(times, all);
+      const auto sent_max = static_cast<int64_t>(
+          slowest_samples({static_cast<double>(sent)}, all)[0]);  // the largest over ranks
       const int64_t model = variant.model_bytes(kBatch * kHeads, local);
       // The GPT on this rank's tokens, the core replaced: what its graph keeps.
       Rng rng(1);

@@ -21,12 +21,6 @@ namespace {
 
 constexpr int64_t kBatch = 4;
 
-double max_over(ProcessGroup& group, double v) {
-  std::vector<float> x{static_cast<float>(v)};
-  group.all_reduce(x, ReduceOp::MAX);
-  return x[0];
-}
-
 // What one forward and backward of the model cost this rank.
 struct StepCost {
   double seconds = 0;
@@ -108,8 +102,9 @@ int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, std::ostream* out
         if (round > 0) times.push_back(cost.seconds);
       }
       if (!sp) tp_layer_norms = cost.layer_norms;
-      const double ms = 1e3 * max_over(tp, median(times));
-      const auto sent = static_cast<int64_t>(max_over(tp, static_cast<double>(cost.sent)));
+      const double ms = 1e3 * slowest_median(times, tp);
+      const auto sent = static_cast<int64_t>(
+          slowest_samples({static_cast<double>(cost.sent)}, tp)[0]);  // the largest over ranks
       const int64_t model_bytes = payload + 16 * o.layers * (sp ? 8 : 4);
       off_model += sent == model_bytes ? 0 : 1;
       table.add_row(
