@@ -11,13 +11,13 @@
 namespace course {
 namespace {
 std::atomic<int> g_rank{-1};
+}  // namespace
 
 std::string host_name() {
   char buf[256] = {0};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "unknown-host";
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
   return buf;
 }
-}  // namespace
 
 void set_process_rank(int rank) {
   g_rank.store(rank);

@@ -23,6 +23,8 @@ void set_process_rank(int rank);
 int process_rank();
 /// "rank 3 (pid 4242 on lab07)", or "launcher (pid 4242 on lab07)" before a rank is known.
 std::string who();
+/// This machine's host name (gethostname), "localhost" when it cannot be read.
+std::string host_name();
 
 /// Base of every error the course throws. what() is prefixed with who().
 class Error : public std::runtime_error {

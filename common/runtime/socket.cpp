@@ -341,12 +341,6 @@ void Socket::close() {
 // ---------------------------------------------------------------------------------------
 // Small helpers
 
-std::string host_name() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
-  return buf;
-}
-
 void put_u64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }

@@ -162,9 +162,6 @@ class PortReservation {
   int port_ = 0;
 };
 
-/// This machine's host name.
-std::string host_name();
-
 /// Little-endian helpers for building small binary headers.
 void put_u64(std::string& out, uint64_t v);
 uint64_t get_u64(const char* p);

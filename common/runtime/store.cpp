@@ -48,9 +48,6 @@ namespace {
 enum Op : uint32_t { kSet = 1, kGet = 2, kAdd = 3, kCheck = 4 };
 enum Status : uint32_t { kOk = 0, kTimedOut = 1, kBadRequest = 2 };
 
-/// GET timeouts at least this long wait forever (and keep clock arithmetic from overflowing).
-constexpr uint64_t kForeverMs = 1ull << 40;
-
 std::string reply(Status status, const std::string& value = "") {
   std::string out;
   put_u32(out, status);
@@ -178,7 +175,7 @@ std::optional<std::string> StoreServer::Impl::handle(const std::string& request)
       if (value.size() != 8) return reply(kBadRequest, "GET needs a u64 timeout");
       const uint64_t ms = get_u64(value.data());
       auto ready = [&] { return stopping || data.count(key) != 0; };
-      if (ms >= kForeverMs) {
+      if (ms >= kStoreForeverMs) {
         changed.wait(lock, ready);
       } else {
         changed.wait_for(lock, std::chrono::milliseconds(ms), ready);
@@ -297,9 +294,9 @@ void StoreClient::set(const std::string& key, const std::string& value) {
 
 std::string StoreClient::get(const std::string& key, Millis timeout) {
   timeout = std::max(timeout, Millis(0));
-  const bool forever = static_cast<uint64_t>(timeout.count()) >= kForeverMs;
+  const bool forever = static_cast<uint64_t>(timeout.count()) >= kStoreForeverMs;
   std::string wait_ms;
-  put_u64(wait_ms, forever ? kForeverMs : static_cast<uint64_t>(timeout.count()));
+  put_u64(wait_ms, forever ? kStoreForeverMs : static_cast<uint64_t>(timeout.count()));
   // The server answers "timed out" when its wait ends; give its reply time to arrive
   // before our own socket timeout would fire.
   const Millis socket_timeout =
@@ -332,7 +329,8 @@ bool StoreClient::check(const std::vector<std::string>& keys) {
 
 void StoreClient::wait(const std::vector<std::string>& keys, Millis timeout) {
   using Clock = std::chrono::steady_clock;
-  const bool forever = static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0)) >= kForeverMs;
+  const bool forever =
+      static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0)) >= kStoreForeverMs;
   const auto end = forever ? Clock::time_point::max() : Clock::now() + timeout;
   for (const std::string& key : keys) {
     const Millis left =

@@ -27,6 +27,9 @@
 
 namespace course {
 
+/// A timeout at least this long waits forever (and keeps the clock's arithmetic from
+/// overflowing): the wire carries it as milliseconds.
+constexpr uint64_t kStoreForeverMs = 1ull << 40;
 /// The most connections a StoreServer serves at once; more are refused (and logged).
 constexpr size_t kMaxStoreConnections = 1024;
 /// The largest request a StoreServer reads (key and value together): store values are

@@ -6,11 +6,6 @@
 #include "store.h"
 
 namespace course {
-namespace {
-/// Timeouts at least this long wait forever (as in store.cpp).
-constexpr uint64_t kForeverMs = 1ull << 40;
-}  // namespace
-
 // Each call to a barrier named N adds 1 to "barrier/N/count". The world-th arrival of a
 // round sets "barrier/N/<round>", which everyone of that round waits for. Rounds make the
 // same name reusable, as long as every rank calls it the same number of times.
@@ -51,7 +46,8 @@ void monitored_barrier(StoreClient& store, const std::string& name, int rank, in
     return;
   }
   using Clock = std::chrono::steady_clock;
-  const bool forever = static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0)) >= kForeverMs;
+  const bool forever =
+      static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0)) >= kStoreForeverMs;
   const auto end = forever ? Clock::time_point::max() : Clock::now() + timeout;
   for (int r = 1; r < world; ++r) {
     const Millis left =
