@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "distributed_sampler.h"
+#include "epoch_loop.h"
 #include "error.h"
 #include "flag_agreement.h"
 #include "ops.h"
@@ -292,48 +293,35 @@ Verdict run_ddp_training(const DdpTrainingOptions& o, ProcessGroup& pg,
   auto sampler =
       std::make_shared<DistributedSampler>(data.train.size(), world, rank, o.shuffle, o.seed);
   DataLoader train_loader(data.train, o.batch_size, sampler, false, device);
-  double best_accuracy = 0, samples_per_second = 0;
-  int best_epoch = 0;
-  int64_t global_step = 0;
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    sampler->set_epoch(epoch);
-    train_loader.start_epoch(epoch);
-    const auto start = Clock::now();
-    double loss_sum = 0;
-    DdpStepTimes totals;
-    int64_t correct = 0, samples = 0, steps = 0;
-    while (std::optional<Batch> batch = train_loader.next()) {
-      DdpStepTimes times;
-      const StepResult r = ddp_train_step(*model, *optimizer, *sync, *batch, &times);
-      check_finite_step(*model, r.loss, o.detect_anomaly, rank, epoch, global_step++);
-      const int64_t b = batch->targets.numel();
-      loss_sum += static_cast<double>(r.loss) * b;
-      correct += r.correct;
-      samples += b;
-      steps += 1;
-      totals.add(times);
+  DdpStepTimes totals;  // the current epoch's
+  EpochLoopSeams seams;
+  seams.step = [&](const Batch& batch, const StepPosition& at) {
+    DdpStepTimes times;
+    const StepResult r = ddp_train_step(*model, *optimizer, *sync, batch, &times);
+    check_finite_step(*model, r.loss, o.detect_anomaly, rank, at.epoch, at.global_step);
+    totals.add(times);
+    return r;
+  };
+  seams.evaluate = [&] { return rank == 0 ? evaluate(*model, test_loader).accuracy : 0.0; };
+  double samples_per_second = 0;
+  seams.end_epoch = [&](const EpochSummary& e) {
+    samples_per_second = static_cast<double>(e.samples * world) / std::max(e.seconds, 1e-9);
+    if (talk) {
+      out << "epoch " << e.epoch << "/" << e.epochs << "  loss (rank 0) " << format_fixed(e.loss, 4)
+          << "  train (rank 0) " << format_fixed(100.0 * e.train_accuracy, 2) << "%  test "
+          << format_fixed(100 * e.test_accuracy, 2) << "%  " << format_fixed(samples_per_second, 0)
+          << " samples/s  step "
+          << format_fixed(1e3 * (totals.compute + totals.all_sync()) /
+                              static_cast<double>(std::max<int64_t>(e.steps, 1)),
+                          2)
+          << " ms (" << describe_sync_share(totals) << ")  " << format_fixed(e.seconds, 1) << " s"
+          << std::endl;
     }
-    const double seconds = seconds_since(start);
-    samples_per_second = static_cast<double>(samples * world) / std::max(seconds, 1e-9);
-    if (rank == 0) {
-      const EvalStats e = evaluate(*model, test_loader);
-      if (epoch < kTargetEpochs && e.accuracy > best_accuracy) {
-        best_accuracy = e.accuracy;
-        best_epoch = epoch + 1;
-      }
-      if (talk) {
-        out << "epoch " << epoch + 1 << "/" << o.epochs << "  loss (rank 0) "
-            << format_fixed(loss_sum / std::max<int64_t>(samples, 1), 4) << "  train (rank 0) "
-            << format_fixed(100.0 * static_cast<double>(correct) / std::max<int64_t>(samples, 1), 2)
-            << "%  test " << format_fixed(100 * e.accuracy, 2) << "%  "
-            << format_fixed(samples_per_second, 0) << " samples/s  step "
-            << format_fixed(
-                   1e3 * (totals.compute + totals.all_sync()) / std::max<int64_t>(steps, 1), 2)
-            << " ms (" << describe_sync_share(totals) << ")  " << format_fixed(seconds, 1) << " s"
-            << std::endl;
-      }
-    }
-  }
+    totals = DdpStepTimes{};
+  };
+  const EpochLoopResult run = run_epochs(*sampler, train_loader, o.epochs, seams, kTargetEpochs);
+  double best_accuracy = run.best_accuracy;
+  int best_epoch = run.best_epoch;
 
   // 2. Identical parameters everywhere.
   const std::string differs = check_identical_across_ranks(*model, pg);

@@ -2,13 +2,13 @@
 #include "sharding_training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <iomanip>
 #include <sstream>
 
+#include "bench_table.h"
 #include "checkpoint.h"
-#include "clock.h"
 #include "distributed_sampler.h"
+#include "epoch_loop.h"
 #include "error.h"
 #include "flag_agreement.h"
 #include "optimizer.h"
@@ -20,8 +20,6 @@
 namespace course {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 int optimizer_slots(const DdpTrainingOptions& o) {
   if (o.optimizer == "adam") return 2;
@@ -115,32 +113,23 @@ Verdict run_sharded_training(const ShardedTrainingOptions& o, ProcessGroup& grou
       std::make_shared<DistributedSampler>(data.train.size(), world, rank, o.shuffle, o.seed);
   DataLoader train_loader(data.train, o.batch_size, sampler);
   DataLoader test_loader(data.test, 1000, std::make_shared<SequentialSampler>(data.test.size()));
-  double best = 0;
+  EpochLoopSeams seams;
+  seams.step = [&](const Batch& batch, const StepPosition& at) {
+    const StepResult r = ddp_train_step(model, *optimizer, model, batch);
+    check_finite_step(model, r.loss, false, rank, at.epoch, at.global_step);
+    return r;
+  };
+  seams.evaluate = [&] { return evaluate(model, test_loader).accuracy; };  // stage 3 gathers
+  seams.end_epoch = [&](const EpochSummary& e) {
+    if (!talk) return;
+    out << "epoch " << e.epoch << "/" << e.epochs << "  loss (rank 0) " << format_fixed(e.loss, 4)
+        << "  test " << format_fixed(100 * e.test_accuracy, 2) << "%  "
+        << format_fixed(e.seconds, 1) << " s" << std::endl;
+  };
   Storage::reset_peak_cpu_bytes();
   const int64_t live_before = Storage::live_cpu_bytes();
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    sampler->set_epoch(epoch);
-    train_loader.start_epoch(epoch);
-    const auto start = Clock::now();
-    double loss_sum = 0;
-    int64_t samples = 0;
-    int64_t step = 0;
-    while (std::optional<Batch> batch = train_loader.next()) {
-      const StepResult r = ddp_train_step(model, *optimizer, model, *batch);
-      check_finite_step(model, r.loss, false, rank, epoch, step++);
-      loss_sum += static_cast<double>(r.loss) * static_cast<double>(batch->targets.numel());
-      samples += batch->targets.numel();
-    }
-    const double seconds = seconds_since(start);
-    const EvalStats e = evaluate(model, test_loader);  // every rank: stage 3 gathers
-    if (epoch < kTargetEpochs) best = std::max(best, e.accuracy);
-    if (talk) {
-      out << "epoch " << epoch + 1 << "/" << o.epochs << "  loss (rank 0) " << std::fixed
-          << std::setprecision(4) << loss_sum / static_cast<double>(std::max<int64_t>(samples, 1))
-          << "  test " << std::setprecision(2) << 100 * e.accuracy << "%  " << std::setprecision(1)
-          << seconds << " s" << std::defaultfloat << std::endl;
-    }
-  }
+  const double best =
+      run_epochs(*sampler, train_loader, o.epochs, seams, kTargetEpochs).best_accuracy;
   const int64_t measured = Storage::peak_cpu_bytes() - live_before + ledger.live_bytes();
   const double modelled =
       modelled_bytes_per_rank(sharding.stage, psi, world, sharding.optimizer_slots,

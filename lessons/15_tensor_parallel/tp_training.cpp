@@ -2,14 +2,13 @@
 #include "tp_training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <sstream>
 
 #include "bench_table.h"
 #include "checkpoint.h"
-#include "clock.h"
 #include "distributed_data_parallel.h"
 #include "distributed_sampler.h"
+#include "epoch_loop.h"
 #include "error.h"
 #include "memory_ledger.h"
 #include "model_state_bytes.h"
@@ -134,41 +133,29 @@ Verdict run_tp_training(const TpTrainingOptions& o, const DeviceMesh& mesh, Proc
   auto sampler =
       std::make_shared<DistributedSampler>(data.train.size(), D, dp_index, o.shuffle, o.seed);
   DataLoader train_loader(data.train, o.batch_size, sampler);
-  double best_accuracy = 0;
-  int best_epoch = 0;
-  int64_t global_step = 0;
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    sampler->set_epoch(epoch);
-    train_loader.start_epoch(epoch);
-    const auto start = std::chrono::steady_clock::now();
-    double loss_sum = 0;
-    int64_t samples = 0, steps = 0;
-    while (std::optional<Batch> batch = train_loader.next()) {
-      const int64_t live_before = Storage::live_cpu_bytes();
-      if (global_step == 0) Storage::reset_peak_cpu_bytes();
-      const StepResult r = tp_train_step(model, *optimizer, dp_sync.get(), *batch);
-      if (global_step == 0 && talk) {
-        report_memory(model, *optimizer, Storage::peak_cpu_bytes() - live_before, out);
-      }
-      check_finite_step(model, r.loss, o.detect_anomaly, rank, epoch, global_step++);
-      loss_sum += static_cast<double>(r.loss) * static_cast<double>(batch->targets.numel());
-      samples += batch->targets.numel();
-      steps += 1;
+  EpochLoopSeams seams;
+  seams.step = [&](const Batch& batch, const StepPosition& at) {
+    const int64_t live_before = Storage::live_cpu_bytes();
+    if (at.global_step == 0) Storage::reset_peak_cpu_bytes();
+    const StepResult r = tp_train_step(model, *optimizer, dp_sync.get(), batch);
+    if (at.global_step == 0 && talk) {
+      report_memory(model, *optimizer, Storage::peak_cpu_bytes() - live_before, out);
     }
-    const double seconds = seconds_since(start);
-    const double accuracy = tp_test_accuracy(model, test_loader);
-    if (epoch < kTargetEpochs && accuracy > best_accuracy) {
-      best_accuracy = accuracy;
-      best_epoch = epoch + 1;
-    }
-    if (talk) {
-      out << "epoch " << epoch + 1 << "/" << o.epochs << "  loss (replica 0) "
-          << format_fixed(loss_sum / static_cast<double>(std::max<int64_t>(samples, 1)), 4)
-          << "  test " << format_fixed(100 * accuracy, 2) << "%  step "
-          << format_fixed(1e3 * seconds / static_cast<double>(std::max<int64_t>(steps, 1)), 2)
-          << " ms  " << format_fixed(seconds, 1) << " s" << std::endl;
-    }
-  }
+    check_finite_step(model, r.loss, o.detect_anomaly, rank, at.epoch, at.global_step);
+    return r;
+  };
+  seams.evaluate = [&] { return tp_test_accuracy(model, test_loader); };
+  seams.end_epoch = [&](const EpochSummary& e) {
+    if (!talk) return;
+    out << "epoch " << e.epoch << "/" << e.epochs << "  loss (replica 0) "
+        << format_fixed(e.loss, 4) << "  test " << format_fixed(100 * e.test_accuracy, 2)
+        << "%  step "
+        << format_fixed(1e3 * e.seconds / static_cast<double>(std::max<int64_t>(e.steps, 1)), 2)
+        << " ms  " << format_fixed(e.seconds, 1) << " s" << std::endl;
+  };
+  const EpochLoopResult run = run_epochs(*sampler, train_loader, o.epochs, seams, kTargetEpochs);
+  const double best_accuracy = run.best_accuracy;
+  const int best_epoch = run.best_epoch;
 
   // 2. Every replica holds the same model (the full state dict, gathered per TP group).
   const NamedTensors full = model.full_state_dict();

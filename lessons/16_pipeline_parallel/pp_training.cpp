@@ -7,7 +7,9 @@
 #include <iomanip>
 #include <sstream>
 
+#include "bench_table.h"
 #include "distributed_sampler.h"
+#include "epoch_loop.h"
 #include "error.h"
 #include "ops.h"
 #include "optimizer.h"
@@ -165,36 +167,33 @@ Verdict run_pipeline_training(const PipelineOptions& o, const DeviceMesh& mesh, 
   auto sampler =
       std::make_shared<DistributedSampler>(data.train.size(), replicas, replica, o.shuffle, o.seed);
   DataLoader loader(data.train, replica_batch, sampler, /*drop_last=*/true);
-  double best = 0;
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    sampler->set_epoch(epoch);
-    loader.start_epoch(epoch);
-    double loss = 0, wait = 0, compute = 0;
-    int64_t steps = 0;
-    while (std::optional<Batch> batch = loader.next()) {
-      optimizer->zero_grad();
-      const StepStats st = runner.step(*batch);
-      optimizer->step();
-      if (!std::isfinite(st.loss)) {
-        throw ConfigError("the loss is not finite at step " + std::to_string(steps) + " of epoch " +
-                          std::to_string(epoch + 1) + ": lower --lr");
-      }
-      loss += st.loss;
-      wait += st.wait_s;
-      compute += st.compute_s;
-      ++steps;
+  double wait = 0, compute = 0;  // the current epoch's
+  EpochLoopSeams seams;
+  seams.step = [&](const Batch& batch, const StepPosition& at) {
+    optimizer->zero_grad();
+    const StepStats st = runner.step(batch);
+    optimizer->step();
+    if (!std::isfinite(st.loss)) {
+      throw ConfigError("the loss is not finite at step " + std::to_string(at.step) + " of epoch " +
+                        std::to_string(at.epoch + 1) + ": lower --lr");
     }
-    const double accuracy = evaluate_pipeline(mesh, runner.module(), data.test, 1000);
-    best = std::max(best, accuracy);
+    wait += st.wait_s;
+    compute += st.compute_s;
+    return StepResult{static_cast<float>(st.loss), 0};
+  };
+  seams.evaluate = [&] { return evaluate_pipeline(mesh, runner.module(), data.test, 1000); };
+  seams.end_epoch = [&](const EpochSummary& e) {
     if (reporter && !o.quiet) {
       // As lessons 07-15 print an epoch: "epoch 1/4  loss ...  test ...%".
-      out << "epoch " << epoch + 1 << "/" << o.epochs << "  loss (replica 0) " << std::fixed
-          << std::setprecision(4) << loss / std::max<int64_t>(steps, 1) << "  test "
-          << std::setprecision(2) << 100 * accuracy << "%  last stage waited "
-          << std::setprecision(1) << 100 * wait / std::max(wait + compute, 1e-9)
+      out << "epoch " << e.epoch << "/" << e.epochs << "  loss (replica 0) "
+          << format_fixed(e.loss, 4) << "  test " << format_fixed(100 * e.test_accuracy, 2)
+          << "%  last stage waited " << format_fixed(100 * wait / std::max(wait + compute, 1e-9), 1)
           << "% of its step time" << std::endl;
     }
-  }
+    wait = compute = 0;
+  };
+  // Every epoch counts towards --target here (lesson 16 trains 4 by default).
+  const double best = run_epochs(*sampler, loader, o.epochs, seams, o.epochs).best_accuracy;
   if (!o.checkpoint.empty()) {
     save_pipeline_state(o.checkpoint, mesh, sizes, bounds, runner.module(),
                         {{"epochs", std::to_string(o.epochs)}});
