@@ -21,7 +21,7 @@ std::string svg_beside(const std::string& json_path) {
 }  // namespace
 
 void write_ddp_trace(const DdpTrainingOptions& o, const DdpData& data, ProcessGroup& pg,
-                     StoreClient& store, ReducerOptions reducer, int steps, const std::string& path,
+                     ReducerOptions reducer, int steps, const std::string& path,
                      std::ostream& out) {
   const int world = pg.size(), rank = pg.rank();
   TraceRecorder trace(rank);
@@ -42,13 +42,8 @@ void write_ddp_trace(const DdpTrainingOptions& o, const DdpData& data, ProcessGr
     opt->step();
     trace.span(TraceRecorder::kCompute, "optimizer", t0, TraceRecorder::now_us());
   }
-  store.set("lesson10/trace/" + std::to_string(rank), trace.serialize());
-  pg.barrier();
+  const std::vector<std::vector<TraceSpan>> ranks = gather_spans(trace, pg);
   if (rank != 0) return;
-  std::vector<std::vector<TraceSpan>> ranks;
-  for (int r = 0; r < world; ++r) {
-    ranks.push_back(parse_spans(store.get("lesson10/trace/" + std::to_string(r))));
-  }
   write_chrome_trace(path, ranks);
   const std::string svg = svg_beside(path);
   write_timeline_svg(svg, ranks,

@@ -7,8 +7,8 @@
 // Every rank builds lesson 07's MLP in DDP with a TraceRecorder (trace_recorder.h) and
 // trains steps + 1 steps on its rows of the real global batches; the first step builds
 // the buckets the second rebuilds, so only the last `steps` are kept. Each rank's spans
-// go to rank 0 through the store (keys "lesson10/trace/<rank>"), and rank 0 writes
-// them all.
+// go to rank 0 over the group (trace_recorder.h's gather_spans), and rank 0 writes them
+// all.
 //
 // What this is not: the lesson's trace tests (make grade-lesson10), which check the spans.
 #pragma once
@@ -19,7 +19,6 @@
 #include "ddp_training.h"
 #include "process_group.h"
 #include "reducer.h"
-#include "store.h"
 
 namespace course {
 
@@ -28,7 +27,6 @@ namespace course {
 /// `reducer.trace` is ignored (each rank records into its own TraceRecorder).
 /// Throws SystemError when a file cannot be written.
 void write_ddp_trace(const DdpTrainingOptions& o, const DdpData& data, ProcessGroup& pg,
-                     StoreClient& store, ReducerOptions reducer, int steps, const std::string& path,
-                     std::ostream& out);
+                     ReducerOptions reducer, int steps, const std::string& path, std::ostream& out);
 
 }  // namespace course

@@ -85,8 +85,8 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   if (g.grad_accum <= 1 && g.trace.empty()) return verdict;
   const course::DdpData data = course::load_ddp_data(g.training);
   if (!g.trace.empty()) {  // a picture even when training failed (ddp_trace.h)
-    course::write_ddp_trace(g.training, data, *pg, ctx.store(), reducer_options(), g.trace_steps,
-                            g.trace, std::cout);
+    course::write_ddp_trace(g.training, data, *pg, reducer_options(), g.trace_steps, g.trace,
+                            std::cout);
   }
   if (g.grad_accum > 1) {  // no_sync_check.h
     const std::string problem =

@@ -48,6 +48,36 @@ std::string TraceRecorder::serialize() const {
   return out.str();
 }
 
+std::vector<std::vector<TraceSpan>> gather_spans(const TraceRecorder& trace, ProcessGroup& group) {
+  const std::string text = trace.serialize();
+  constexpr size_t kLargest = size_t{1} << 24;  // a float holds every integer up to 2^24
+  if (text.size() > kLargest) {
+    throw ProtocolError("gather_spans: rank " + std::to_string(group.rank()) + "'s trace is " +
+                        std::to_string(text.size()) +
+                        " bytes, more than 16 MiB: record fewer steps");
+  }
+  const int n = group.size();
+  const std::vector<float> mine = {static_cast<float>(text.size())};
+  std::vector<float> lengths(static_cast<size_t>(n));
+  group.all_gather(mine, lengths);
+  const size_t longest = static_cast<size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  std::vector<float> padded(longest, 0.0f);
+  std::transform(text.begin(), text.end(), padded.begin(),
+                 [](char c) { return static_cast<float>(static_cast<unsigned char>(c)); });
+  std::vector<float> all(group.rank() == 0 ? longest * static_cast<size_t>(n) : 0);
+  group.gather(padded, all, 0);
+  std::vector<std::vector<TraceSpan>> spans;
+  if (group.rank() != 0) return spans;
+  for (int r = 0; r < n; ++r) {
+    const auto first = all.begin() + static_cast<std::ptrdiff_t>(longest * static_cast<size_t>(r));
+    std::string bytes(static_cast<size_t>(lengths[static_cast<size_t>(r)]), '\0');
+    std::transform(first, first + static_cast<std::ptrdiff_t>(bytes.size()), bytes.begin(),
+                   [](float b) { return static_cast<char>(static_cast<unsigned char>(b)); });
+    spans.push_back(parse_spans(bytes));
+  }
+  return spans;
+}
+
 std::vector<TraceSpan> parse_spans(const std::string& text) {
   std::vector<TraceSpan> spans;
   std::istringstream in(text);

@@ -12,9 +12,10 @@
 // completion). Times are microseconds of the steady clock, which every process on one
 // machine shares, so the ranks' lanes line up.
 //
-// Shipping to rank 0: serialize() turns the spans into text, parse_spans() back, and
-// write_chrome_trace() writes every rank's spans as Chrome trace events, one process per
-// rank ("rank 0", ...), threads "compute" and "communication".
+// Shipping to rank 0: gather_spans() collects every rank's spans over the group (serialize()
+// turns them into text, parse_spans() back), and write_chrome_trace() writes them as Chrome
+// trace events, one process per rank ("rank 0", ...), threads "compute" and
+// "communication". Lessons 10 and 16 gather their traces this one way.
 //
 // What this is not: a profiler; only what the code marks is recorded.
 //
@@ -24,6 +25,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "process_group.h"
 
 namespace course {
 
@@ -71,6 +74,13 @@ class TraceRecorder {
 
 /// The spans that serialize() wrote. Throws ProtocolError on a malformed line.
 std::vector<TraceSpan> parse_spans(const std::string& text);
+
+/// Every rank's spans, on rank 0 of `group` (rank r's at index r; an empty list on the
+/// other ranks). Collective: every rank of the group calls it. The texts travel as one
+/// float per byte (a gather after an all-gather of their lengths), so any backend carries
+/// them. Throws ProtocolError when a rank's text passes 16 MiB (floats count bytes exactly
+/// only that far).
+std::vector<std::vector<TraceSpan>> gather_spans(const TraceRecorder& trace, ProcessGroup& group);
 
 /// Writes Chrome trace JSON ({"traceEvents": [...]}) with rank r's spans as process r,
 /// lanes as threads "compute" and "communication", times relative to the earliest span.

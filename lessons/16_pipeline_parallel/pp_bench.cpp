@@ -24,7 +24,6 @@ namespace {
 
 constexpr int kWarmupSteps = 2;
 constexpr double kModelledForwardMs = 2.0;
-constexpr int kTraceTag = (1 << 24) - 4;  // no micro-batch's, nor the executor's
 
 // The same batch on every stage (stage 0 reads its inputs, the last stage its targets).
 Batch bench_batch(int64_t rows, int64_t in, int64_t classes) {
@@ -48,28 +47,6 @@ double one_process_step_s(const std::vector<int64_t>& sizes, const Batch& batch,
     }
   }
   return median(times);
-}
-
-// Rank 0 collects every rank's spans (serialised text, sent as floats, one per byte).
-std::vector<std::vector<TraceSpan>> collect_spans(ProcessGroup& group, const TraceRecorder& trace) {
-  std::vector<std::vector<TraceSpan>> all(group.size());
-  if (group.rank() != 0) {
-    const std::string text = trace.serialize();
-    std::vector<float> bytes(text.begin(), text.end());
-    std::vector<float> size = {static_cast<float>(bytes.size())};
-    group.send(size, 0, kTraceTag);
-    group.send(bytes, 0, kTraceTag);
-    return all;
-  }
-  all[0] = trace.spans();
-  for (int r = 1; r < group.size(); ++r) {
-    std::vector<float> size(1);
-    group.recv(size, r, kTraceTag);
-    std::vector<float> bytes(static_cast<size_t>(size[0]));
-    group.recv(bytes, r, kTraceTag);
-    all[r] = parse_spans(std::string(bytes.begin(), bytes.end()));
-  }
-  return all;
 }
 
 std::string describe_cut(const std::vector<int>& bounds) {
@@ -184,7 +161,7 @@ void sweep(const DeviceMesh& mesh, BenchTable& table, const std::vector<int64_t>
         group.barrier();
         sgd.zero_grad();
         runner.step(batch, &trace);
-        const auto spans = collect_spans(group, trace);
+        const auto spans = gather_spans(trace, group);
         if (group.rank() == 0) {
           write_chrome_trace(trace_prefix + "_" + name + ".json", spans);
           write_timeline_svg(

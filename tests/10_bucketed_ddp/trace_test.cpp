@@ -32,6 +32,40 @@ TEST(Trace, SpansSurviveSerialization) {
   EXPECT_THROW(parse_spans("not a span\n"), ProtocolError);
 }
 
+// gather_spans (lessons 10 and 16 ship their traces with it): rank r records r + 1 spans
+// whose names and details carry r and a byte above 127, so a text cut at another rank's
+// length, a rank's slot read from the wrong offset or a byte sign-extended on the way
+// shows.
+TEST(Trace, GatherSpansBringsEveryRanksSpansToRankZeroInRankOrder) {
+  constexpr int kWorld = 3;
+  run_ranks(kWorld, [&](RankContext& ctx) {
+    auto group = make_group("tcp", ctx);
+    TraceRecorder trace(ctx.rank);
+    for (int i = 0; i <= ctx.rank; ++i) {
+      trace.span(i % 2, "span " + std::to_string(ctx.rank) + "." + std::to_string(i) + " \xc3\xa9",
+                 100.0 * ctx.rank + i, 100.0 * ctx.rank + i + 0.5, std::string(ctx.rank * 7, 'd'));
+    }
+    const std::vector<std::vector<TraceSpan>> all = gather_spans(trace, *group);
+    if (ctx.rank != 0) {
+      EXPECT_TRUE(all.empty()) << "rank " << ctx.rank;
+      return;
+    }
+    ASSERT_EQ(all.size(), static_cast<size_t>(kWorld));
+    for (int r = 0; r < kWorld; ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r) + "'s spans");
+      ASSERT_EQ(all[r].size(), static_cast<size_t>(r + 1));
+      for (int i = 0; i <= r; ++i) {
+        const TraceSpan& s = all[r][i];
+        EXPECT_EQ(s.lane, i % 2);
+        EXPECT_EQ(s.name, "span " + std::to_string(r) + "." + std::to_string(i) + " \xc3\xa9");
+        EXPECT_DOUBLE_EQ(s.start_us, 100.0 * r + i);
+        EXPECT_DOUBLE_EQ(s.end_us, 100.0 * r + i + 0.5);
+        EXPECT_EQ(s.detail, std::string(r * 7, 'd'));
+      }
+    }
+  });
+}
+
 TEST(Trace, EveryRankAppearsAndAnAllReduceStartsBeforeBackwardEnds) {
   const std::string path = std::filesystem::temp_directory_path().string() + "/test10-trace-" +
                            std::to_string(::getpid()) + ".json";
