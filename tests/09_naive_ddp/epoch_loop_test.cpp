@@ -55,7 +55,7 @@ TEST(EpochLoop, VisitsThisRanksShareInTheSamplersOrderAndAveragesByExample) {
   std::vector<EpochSummary> summaries;
   seams.end_epoch = [&](const EpochSummary& e) { summaries.push_back(e); };
 
-  const EpochLoopResult result = run_epochs(*sampler, loader, kEpochs, seams, /*scored=*/3);
+  const EpochLoopResult result = run_epochs(*sampler, loader, kEpochs, seams, /*scored_epochs=*/3);
 
   ASSERT_EQ(summaries.size(), static_cast<size_t>(kEpochs));
   int64_t global = 0;
