@@ -91,7 +91,8 @@ endfunction()
 # archived into each library of the lesson (ex_NN_ref, ex_NN_mine, ex_NN_stubs), which
 # differ only in where the answer files come from. Sets `${target}_SOURCES_FOUND` in the
 # caller. A learner's copy has no solutions/ to tell answers from given files: there
-# ex_NN_mine compiles the whole folder and there is no ex_NN_given.
+# ex_NN_mine compiles the whole folder and there is no ex_NN_given. With COURSE_UNITY, in
+# unity batches (the top CMakeLists.txt).
 function(_course_given_objects target topic include_dirs)
   set(dir ${CMAKE_SOURCE_DIR}/lessons/${topic})
   file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
@@ -107,6 +108,9 @@ function(_course_given_objects target topic include_dirs)
     target_include_directories(${target} PUBLIC ${dir} PRIVATE ${include_dirs})
     target_link_libraries(${target} PUBLIC course_common)
     _course_reuse_pch(${target})
+    if(COURSE_UNITY)
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    endif()
     set(${target}_SOURCES_FOUND ON PARENT_SCOPE)
   else()
     set(${target}_SOURCES_FOUND OFF PARENT_SCOPE)

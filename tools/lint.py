@@ -21,6 +21,10 @@ run-clang-tidy:
   lints everything. Files with findings are never cached: they are reported every run.
 - The compile commands are given to clang-tidy without GCC's precompiled header (clang
   cannot read it), so each file is checked for the includes it really has.
+- A unity build (COURSE_UNITY: CMake compiles batches "Unity/unity_N_cxx.cxx" that include
+  the real files) lists the batches, not the files, in its database: each batch's entry is
+  read as one entry per file it includes, with the batch's flags, so every file is linted
+  alone all the same.
 
 What this is not: a build. BUILD need only be configured (its compile_commands.json).
 """
@@ -42,14 +46,34 @@ QUIET = ("warnings generated", "warning generated", "Suppressed ", "Use -header-
          "Use -system-headers")
 
 
-def lint_files(build, regex):
-    """The paths (relative to the tree, sorted) of the files to lint; see the top."""
-    pattern = re.compile(regex)
+UNITY_BATCH = re.compile(r"/Unity/unity_[0-9]+_cxx\.cxx$")
+UNITY_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+
+
+def database_entries(build):
+    """BUILD's compile database, a unity batch's entry replaced by one per file it includes."""
     database = pathlib.Path(build) / "compile_commands.json"
     if not database.exists():
         sys.exit(f"lint: {database} is missing; configure {build} first")
-    files = set()
+    entries = []
     for entry in json.loads(database.read_text()):
+        batch = str(pathlib.Path(entry["directory"]) / entry["file"])
+        if not UNITY_BATCH.search(batch):
+            entries.append(entry)
+            continue
+        args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+        for source in UNITY_INCLUDE.findall(pathlib.Path(batch).read_text()):
+            entries.append({"directory": entry["directory"], "file": source,
+                            "arguments": [source if a in (batch, entry["file"]) else a
+                                          for a in args]})
+    return entries
+
+
+def lint_files(build, regex):
+    """The paths (relative to the tree, sorted) of the files to lint; see the top."""
+    pattern = re.compile(regex)
+    files = set()
+    for entry in database_entries(build):
         path = (pathlib.Path(entry["directory"]) / entry["file"]).resolve()
         try:
             rel = path.relative_to(ROOT)
@@ -131,7 +155,7 @@ def main():
         return 1
     wanted = {str(ROOT / f) for f in files}
     entries = {}
-    for e in json.loads((build / "compile_commands.json").read_text()):
+    for e in database_entries(build):
         path = str((pathlib.Path(e["directory"]) / e["file"]).resolve())
         if path in wanted and path not in entries:
             entries[path] = {"directory": e["directory"], "file": path, "arguments": arguments(e)}

@@ -27,7 +27,7 @@ namespace course {
 
 namespace {
 
-std::string mib(int64_t bytes) {
+std::string mib_cell(int64_t bytes) {
   return format_fixed(static_cast<double>(bytes) / (1 << 20), 3);
 }
 
@@ -138,12 +138,12 @@ void memory_table(const MemoryBenchOptions& o, std::ostream& out) {
     const int64_t e = element_bytes(p);
     const int64_t params = psi * e, grads = psi * e, master = p == Precision::fp32 ? 0 : 4 * psi,
                   adam_bytes = 4 * adam;
-    std::vector<std::string> row = {precision_name(p), mib(params),
-                                    mib(grads),        mib(master),
-                                    mib(adam_bytes),   mib(params + grads + master + adam_bytes),
-                                    mib(16 * psi)};
+    std::vector<std::string> row = {
+        precision_name(p), mib_cell(params),     mib_cell(grads),
+        mib_cell(master),  mib_cell(adam_bytes), mib_cell(params + grads + master + adam_bytes),
+        mib_cell(16 * psi)};
     for (const RecomputePolicy policy : kPolicies) {
-      row.push_back(mib(measure_gpt_activations(model, batch, policy, p).total_bytes));
+      row.push_back(mib_cell(measure_gpt_activations(model, batch, policy, p).total_bytes));
     }
     table.add_row(row, &out);
   }
@@ -160,7 +160,7 @@ void memory_table(const MemoryBenchOptions& o, std::ostream& out) {
       std::vector<std::string> row = {p == Precision::fp32 ? "fp32" : "mixed",
                                       std::to_string(world)};
       for (int stage = 0; stage <= 3; ++stage) {
-        row.push_back(mib(zero_state_bytes(psi, p, stage, world)));
+        row.push_back(mib_cell(zero_state_bytes(psi, p, stage, world)));
       }
       zero.add_row(row, &out);
     }
@@ -279,7 +279,7 @@ void budget_table(const MemoryBenchOptions& o, std::ostream& out) {
   if (!any) {
     table.add_note("no batch fits " + format_fixed(o.memory_budget_mib, 1) +
                        " MiB: the smallest budget that holds one sequence of 64 (bf16, full) is " +
-                       mib(smallest_needed) + " MiB",
+                       mib_cell(smallest_needed) + " MiB",
                    &out);
   }
   table.write_csv(o.out_dir + "/lesson18_budget.csv");

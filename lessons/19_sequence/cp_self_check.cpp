@@ -19,14 +19,14 @@ const char* const kLesson19SelfCheckPassed =
 
 namespace {
 
-constexpr int64_t kBatch = 2, kDim = 4;
+constexpr int64_t kCheckBatch = 2, kCheckDim = 4;
 
 // [B, heads, S, d] values of order 1 that depend on the problem, the position and the
 // feature; `which` gives q, k, v and the loss weights their own.
 Tensor whole(int64_t heads, int64_t seq, int which) {
-  Tensor t = Tensor::empty({kBatch, heads, seq, kDim});
+  Tensor t = Tensor::empty({kCheckBatch, heads, seq, kCheckDim});
   for (int64_t i = 0; i < t.numel(); ++i) {
-    const int64_t f = i % kDim, pos = (i / kDim) % seq, problem = i / (kDim * seq);
+    const int64_t f = i % kCheckDim, pos = (i / kCheckDim) % seq, problem = i / (kCheckDim * seq);
     t.data()[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(pos * (which + 2)) +
                                               0.9 * static_cast<double>(f) +
                                               0.23 * static_cast<double>(problem) + which));
@@ -49,7 +49,7 @@ std::string first_difference(const Tensor& got, const Tensor& want, const std::s
   for (int64_t i = 0; i < got.numel(); ++i) {
     const float g = got.data()[i], w = want.data()[i];
     if (!(std::fabs(g - w) <= 1e-5f * (1 + std::fabs(w)))) {
-      const int64_t token = (i / kDim) % local;
+      const int64_t token = (i / kCheckDim) % local;
       return what + " on rank " + std::to_string(rank) + " differs from the whole sequence's at " +
              "position " + std::to_string(positions[static_cast<size_t>(token)]) + " (" +
              std::to_string(g) + ", expected " + std::to_string(w) + ")";

@@ -19,7 +19,7 @@ namespace course {
 
 namespace {
 
-constexpr int64_t kBatch = 4;
+constexpr int64_t kSpBatch = 4;
 
 // What one forward and backward of the model cost this rank.
 struct StepCost {
@@ -36,7 +36,7 @@ StepCost one_step(Gpt& model, const TokenBatch& batch, ProcessGroup& tp, bool sp
   if (sp) {  // this rank's T-th of each sequence
     const int64_t n = seq / T;
     ids = sequence_piece(batch.inputs, T, t);
-    targets = sequence_piece(batch.targets.reshape({kBatch, seq}), T, t).reshape({kBatch * n});
+    targets = sequence_piece(batch.targets.reshape({kSpBatch, seq}), T, t).reshape({kSpBatch * n});
     positions = std::vector<int64_t>(positions.begin() + t * n, positions.begin() + (t + 1) * n);
   }
   model.set_block_runner(tp_block_runner(tp, sp, {}));
@@ -64,7 +64,7 @@ int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, std::ostream* out
   const int T = tp.size();
   if (out) {
     *out << "\n# Table 4: tensor parallelism over heads on T = " << T
-         << " ranks, without and with sequence parallelism (B " << kBatch << ", L " << o.layers
+         << " ranks, without and with sequence parallelism (B " << kSpBatch << ", L " << o.layers
          << ", H " << o.hidden << ", " << o.heads << " heads): one forward and backward\n";
   }
   if (T < 2 || o.heads % T != 0) {
@@ -91,8 +91,8 @@ int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, std::ostream* out
     g.hidden = o.hidden;
     Rng rng(1);
     Gpt model(g, rng);
-    const TokenBatch batch = counting_batch(g.vocab, kBatch, seq);
-    const int64_t payload = o.layers * 4 * 2 * (T - 1) * kBatch * seq * o.hidden / T * 4;
+    const TokenBatch batch = counting_batch(g.vocab, kSpBatch, seq);
+    const int64_t payload = o.layers * 4 * 2 * (T - 1) * kSpBatch * seq * o.hidden / T * 4;
     int64_t tp_layer_norms = 0;
     for (const bool sp : {false, true}) {
       std::vector<double> times;
