@@ -188,7 +188,8 @@ docs: setup
 # writes bench-results/lesson05_npN.csv and redraws bench-results/lesson05_busbw.svg from
 # every CSV there. docs/img/lesson05_busbw.svg is the copy the README shows. Lesson 02's
 # point-to-point latency and bandwidth (against the raw socket) go to bench-results/lesson02.csv.
-# Lesson 08's DataParallel table (one thread vs 1, 2, ... devices) goes to bench-results/lesson08.md.
+# Lesson 08's DataParallel table (one thread vs 1, 2, ... devices) goes to bench-results/lesson08.md
+# (and lesson08_dp.csv). Every bench takes the driver's --csv (docs/architecture.md, "Drivers").
 # Lesson 09's table (one process, DataParallel, naive DDP per backend and variant) goes to
 # bench-results/lesson09_compare_np2.csv.
 # Lesson 10's DDP sweep (bucket caps, naive DDP, no_sync) writes lesson10_buckets.csv/.svg
@@ -201,7 +202,7 @@ docs: setup
 # per rank, values sent, step time) at 2 and 4 ranks and on the 1 Gbit/s link writes
 # bench-results/lesson13_*.csv. Lesson 15's (TP 1, 2 and 4 per batch: step time, bytes and
 # memory against its cost model, the crossover) on loopback and 10 Gbit/s writes
-# bench-results/lesson15_*.txt. Lesson 16's (GPipe and 1F1B: the bubble against
+# bench-results/lesson15_*.txt and lesson15_tp*.csv. Lesson 16's (GPipe and 1F1B: the bubble against
 # (P-1)/(M+P-1), activation memory, the balance) at 2 and 4 stages and on the 10 Gbit/s
 # link writes bench-results/lesson16_*.csv and the timelines lesson16_*_{gpipe,1f1b}.svg.
 # Lesson 17's (naive against tiled attention for S = 64 to 1024: time and the bytes kept for
@@ -214,7 +215,8 @@ docs: setup
 # within a budget; fp16's flushed gradients and four short runs' loss curves) writes
 # bench-results/lesson18_*.csv and lesson18_loss.svg. Lesson 19's (ring attention and Ulysses
 # on 2 and 4 ranks, on loopback and 10 Gbit/s: the causal balance, time, bytes against the
-# models, activations per rank) writes bench-results/lesson19_*.csv.
+# models, activations per rank) writes bench-results/lesson19_*.csv (the link's run
+# lesson19_10gbit_*.csv).
 BENCH_ARGS ?=
 bench: setup
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
@@ -223,7 +225,7 @@ bench: setup
 	@rm -f bench-results/lesson05_np*.csv
 	build/solutions/lesson05 --bench --np 2 $(BENCH_ARGS)
 	build/solutions/lesson05 --bench --np 4 $(BENCH_ARGS)
-	build/solutions/lesson02 --bench --np 2 --csv bench-results/lesson02.csv
+	build/solutions/lesson02 --bench --np 2
 	@mkdir -p bench-results
 	build/solutions/lesson08 --bench > bench-results/lesson08.md && cat bench-results/lesson08.md
 	build/solutions/lesson09 --compare --np 2
@@ -249,7 +251,8 @@ bench: setup
 	build/solutions/lesson14 --bench --np 4 --link 1gbit,50us --csv bench-results/lesson14_1gbit_np4.csv
 	build/solutions/lesson15 --bench --np 4 > bench-results/lesson15_loopback.txt; \
 	  s=$$?; cat bench-results/lesson15_loopback.txt; exit $$s
-	build/solutions/lesson15 --bench --np 4 --link 10gbit,20us > bench-results/lesson15_10gbit.txt; \
+	build/solutions/lesson15 --bench --np 4 --link 10gbit,20us --csv bench-results/lesson15_tp_10gbit.csv \
+	  > bench-results/lesson15_10gbit.txt; \
 	  s=$$?; cat bench-results/lesson15_10gbit.txt; exit $$s
 	build/solutions/lesson16 --bench --np 2 --csv bench-results/lesson16_np2.csv \
 	  --trace bench-results/lesson16_np2_timeline
@@ -263,7 +266,7 @@ bench: setup
 	build/solutions/lesson18 --bench
 	build/solutions/lesson19 --bench --np 2
 	build/solutions/lesson19 --bench --np 4
-	build/solutions/lesson19 --bench --np 4 --link 10gbit,20us
+	build/solutions/lesson19 --bench --np 4 --link 10gbit,20us --csv bench-results/lesson19_10gbit.csv
 	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory bench-link; \
 	 else echo "make bench: the kernel-shaped link (make bench-link) skipped: it needs root"; fi
 	@echo "make bench: CSV and SVG in bench-results/"

@@ -3,7 +3,7 @@
 
     python3 tools/check_tree.py            exit 1 naming every file that breaks a rule
 
-Two rules, both from docs/maintainers.md ("Folders"):
+Three rules, from docs/maintainers.md ("Folders") and docs/architecture.md ("The driver"):
 
 1. common/'s rooms are layered. A file of common/ includes headers of its own room and of
    the rooms below it, never of a room above: the allowed edges are ALLOWED below, the
@@ -13,6 +13,10 @@ Two rules, both from docs/maintainers.md ("Folders"):
 2. No source file of common/, lessons/ or solutions/ is longer than MAX_LINES lines: a
    lesson file a learner reads in one sitting, and a given file that wants splitting
    before it grows further (STYLE.md).
+3. The flags every driver shares are declared once, by run_driver (common/runtime/
+   driver.cpp): no file of lessons/ or solutions/ declares DRIVER_FLAGS itself, so every
+   bench takes the same --csv and every distributed lesson the same --np, --backend and
+   --link.
 
 What this is not: a compiler. It reads `#include "..."` lines; an include hidden behind a
 macro is not seen (the course has none).
@@ -42,6 +46,8 @@ ALLOWED = {
     "backends": {"runtime", "tensor", "comm", "check"},
     "bench": {"runtime", "comm", "check"},
 }
+DRIVER_FLAGS = ("--np", "--backend", "--bench", "--csv", "--link")
+DECLARES = re.compile(r'\.(?:option|flag)\(\s*"(--[a-z-]+)"')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -101,15 +107,31 @@ def length_problems():
     return problems
 
 
+def driver_flag_problems():
+    problems = []
+    for top in ("lessons", "solutions"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.suffix not in SOURCES or not path.is_file():
+                continue
+            text = path.read_text(errors="replace")
+            for match in DECLARES.finditer(text):
+                if match.group(1) in DRIVER_FLAGS:
+                    line = text.count("\n", 0, match.start()) + 1
+                    problems.append(f"{path.relative_to(ROOT)}:{line} declares {match.group(1)}, "
+                                    "which run_driver declares for every driver (driver.h): "
+                                    "read it from DriverContext instead")
+    return problems
+
+
 def main():
-    problems = layer_problems() + length_problems()
+    problems = layer_problems() + length_problems() + driver_flag_problems()
     for problem in problems:
         print(f"check_tree: {problem}")
     if problems:
         print(f"check_tree: {len(problems)} problem(s) (rules: tools/check_tree.py)")
         return 1
     print("check_tree: common/'s rooms include only downwards; no source file over "
-          f"{MAX_LINES} lines")
+          f"{MAX_LINES} lines; the driver's flags declared by the driver alone")
     return 0
 
 

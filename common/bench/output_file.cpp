@@ -26,6 +26,11 @@ std::ofstream open_output_file(const std::string& path, bool binary) {
   return out;
 }
 
+std::string output_beside(const std::string& path, const std::string& name) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + "_" + name)).string();
+}
+
 void write_output_file(const std::string& path, const std::string& text) {
   std::ofstream out = open_output_file(path, /*binary=*/true);
   out << text;

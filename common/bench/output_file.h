@@ -26,6 +26,11 @@ void ensure_parent_directory(const std::string& path);
 /// first. Throws SystemError naming the path when it cannot be opened.
 std::ofstream open_output_file(const std::string& path, bool binary = false);
 
+/// The file named `name` beside `path`, after its stem: output_beside("out/lesson19.csv",
+/// "balance.csv") is "out/lesson19_balance.csv". How a bench with several tables names them
+/// after the one --csv its driver takes (driver.h).
+std::string output_beside(const std::string& path, const std::string& name);
+
 /// Writes `text` to `path` (open_output_file, binary). Throws SystemError naming the path
 /// when it cannot be opened or written.
 void write_output_file(const std::string& path, const std::string& text);

@@ -204,7 +204,25 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
     args.backend = config.backends.front();
     flags.option("--backend", args.backend, "process-group backend").check(one_of(config.backends));
   }
-  if (config.has_bench) flags.flag("--bench", args.bench, "run the benchmark");
+  if (config.has_bench) {
+    flags.flag("--bench", args.bench, "run the benchmark");
+    args.csv =
+        config.bench_csv.empty() ? "bench-results/" + config.name + ".csv" : config.bench_csv;
+    flags
+        .option("--csv", args.csv,
+                "--bench: the CSV file (<N>: the number of ranks); a bench of several tables "
+                "writes each beside it as STEM_<table>.csv")
+        .check(writable(OutputPath::kFileInNewDirectory))
+        .show_default();
+    if (!config.bench_trace.empty()) {
+      args.trace = config.bench_trace;
+      flags
+          .option("--trace", args.trace,
+                  "--bench: the prefix of the timelines it draws (PREFIX_<schedule>.svg and .json)")
+          .check(writable(OutputPath::kFileInNewDirectory))
+          .show_default();
+    }
+  }
   if (config.has_link) {
     flags
         .option(
@@ -241,6 +259,16 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
   }
   if (!config.distributed) set_process_rank(0);
   return run_rank(config, ctx, flags.values(), rank_main);
+}
+
+std::string DriverContext::bench_csv() const {
+  std::string path = args_.csv;
+  const std::string world = std::to_string(env_.world_size);
+  for (size_t at = path.find("<N>"); at != std::string::npos; at = path.find("<N>", at)) {
+    path.replace(at, 3, world);
+    at += world.size();
+  }
+  return path;
 }
 
 void print_driver_header(const DriverContext& ctx, const std::string& detail) {

@@ -56,6 +56,11 @@ struct DriverArgs {
   std::string backend;
   /// --bench: run the lesson's benchmark instead of its self-check
   bool bench = false;
+  /// --csv: the bench's CSV file, as given ("<N>" not yet replaced: DriverContext::bench_csv)
+  std::string csv;
+  /// --trace: the prefix of the timelines a bench draws (empty when the lesson has no such
+  /// flag from the driver)
+  std::string trace;
   /// --link: the emulated link the tcp transport paces its sends on ("10gbit,20us"),
   /// passed to every rank as COURSE_LINK; empty: COURSE_LINK as the environment has it
   std::string link;
@@ -68,8 +73,16 @@ struct DriverConfig {
   bool distributed = true;            ///< false: one process, no launcher, no store
   int default_np = 4;                 ///< --np default
   std::vector<std::string> backends;  ///< allowed --backend values, default first; empty: no flag
-  bool has_bench = false;             ///< adds --bench
-  bool has_link = false;              ///< adds --link (an emulated network, emulated_link.h)
+  bool has_bench = false;             ///< adds --bench and --csv
+  /// With has_bench: --csv's default ("bench-results/<name>.csv" when empty); "<N>" in it
+  /// stands for the world size. A bench of several tables writes each beside it, named
+  /// after its stem (STEM_<table>.csv, output_beside in output_file.h), so every bench
+  /// takes the one --csv.
+  std::string bench_csv;
+  /// With has_bench, when not empty: adds --trace, the prefix of the timelines the bench
+  /// draws (PREFIX_gpipe.svg, PREFIX_gpipe.json, ...), with this default.
+  std::string bench_trace;
+  bool has_link = false;  ///< adds --link (an emulated network, emulated_link.h)
   /// Checks between flags, after they parsed (--tp or --pp must divide --np): "" when they
   /// agree, else the problem, a usage error (exit 64) like a flag out of range, reported
   /// before any rank starts. Empty: no such checks.
@@ -83,6 +96,8 @@ class DriverContext {
   const DistEnv& env() const { return env_; }
   /// The parsed flags.
   const DriverArgs& args() const { return args_; }
+  /// --csv with "<N>" replaced by the world size: where the bench writes its table.
+  std::string bench_csv() const;
   /// This rank.
   int rank() const { return env_.rank; }
   /// The number of ranks.

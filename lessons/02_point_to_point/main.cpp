@@ -2,7 +2,7 @@
 //
 //   make lesson02 && ./lesson02               (2 ranks; --np N for more)
 //   ./lesson02 --bench                        latency and bandwidth next to the raw socket
-//   ./lesson02 --bench --csv bench-results/lesson02.csv
+//                                             (the table also in bench-results/lesson02.csv)
 //   ./lesson02 --bench --min-bytes 4096 --max-bytes 131072 --reps 9
 //
 // With --backend tcp (the default) every rank connects the full mesh (lesson 01) and runs
@@ -33,14 +33,13 @@ namespace {
 
 using course::TcpComm;
 
-std::string g_csv;                // --csv
 course::P2pBenchOptions g_bench;  // --min-bytes, --max-bytes, --reps
 
 course::Verdict run_bench(TcpComm& comm, course::DriverContext& ctx) {
   const course::P2pBenchResult result = course::run_p2p_bench(comm, std::cout, g_bench);
-  if (ctx.rank() == 0 && !g_csv.empty()) {
-    result.table.write_csv(g_csv);
-    std::cout << "wrote " << g_csv << std::endl;
+  if (ctx.rank() == 0) {
+    result.table.write_csv(ctx.bench_csv());
+    std::cout << "wrote " << ctx.bench_csv() << std::endl;
   }
   if (ctx.rank() != 0) return course::Verdict::pass();
   const std::string bandwidth = result.bandwidth_fraction > 0
@@ -81,8 +80,6 @@ int main(int argc, char** argv) {
   return course::run_driver(
       argc, argv, config,
       [](course::Flags& flags) {
-        flags.option("--csv", g_csv, "with --bench: also write the table as CSV to this file")
-            .check(course::writable(course::OutputPath::kFileInNewDirectory));
         flags.option("--min-bytes", g_bench.min_bytes, "with --bench: the smallest size (8)")
             .check(course::count_in(4, int64_t{1} << 30));
         flags.option("--max-bytes", g_bench.max_bytes, "with --bench: the largest size (64 MiB)")

@@ -33,9 +33,7 @@ course::AllreduceBenchOptions g_bench;  // filled by the flags
 
 course::Verdict run_bench(course::DriverContext& ctx) {
   course::AllreduceBenchOptions options = g_bench;
-  if (options.csv_path.empty()) {
-    options.csv_path = "bench-results/lesson05_np" + std::to_string(ctx.world()) + ".csv";
-  }
+  options.csv_path = ctx.bench_csv();
   const course::AllreduceBenchResult result = course::run_allreduce_bench(ctx, options, std::cout);
   if (result.wrong != 0) {
     return course::Verdict::fail("the benchmark's check found " + std::to_string(result.wrong) +
@@ -57,14 +55,11 @@ int main(int argc, char** argv) {
   config.default_np = 4;
   config.backends = course::available_backends();
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson05_np<N>.csv";
   config.has_link = true;
   g_bench.svg_path = "bench-results/lesson05_busbw.svg";
   const auto add_options = [](course::Flags& flags) {
     course::add_sweep_flags(flags, g_bench.sweep);
-    flags
-        .option("--csv", g_bench.csv_path,
-                "--bench: CSV file (default bench-results/lesson05_np<N>.csv)")
-        .check(course::writable(course::OutputPath::kFileInNewDirectory));
     flags
         .option("--svg", g_bench.svg_path,
                 "--bench: SVG plot of every lesson05_np*.csv beside the CSV ('' for none)")

@@ -71,9 +71,31 @@ Rate measure(DataLoader& loader, double seconds, Step step) {
   return {samples / wall, (process_cpu_seconds() - cpu_start) / wall};
 }
 
+// The Markdown table's columns; the CSV has a "batch" column first.
+const std::vector<const char*> kColumns = {
+    "run",          "samples/s",  "vs one thread",   "vs DP 1",     "Amdahl bound",  "replicate ms",
+    "scatter ms",   "forward ms", "gather+loss ms",  "backward ms", "reduce-add ms", "optimizer ms",
+    "serial share", "idle",       "pool round trip", "cores used"};
+
+// Prints `cells` but the first (the batch) as a Markdown row and keeps them all in `table`.
+void add_markdown_row(BenchTable& table, std::vector<std::string> cells, std::ostream& out) {
+  out << "|";
+  for (size_t i = 1; i < cells.size(); ++i) out << " " << cells[i] << " |";
+  out << std::endl;
+  table.add_row(std::move(cells));
+}
+
+BenchTable csv_table() {
+  std::vector<BenchTable::Column> columns{{"batch", 5}};
+  for (const char* name : kColumns) columns.push_back({name, 10});
+  return BenchTable(std::move(columns));
+}
+
 }  // namespace
 
-Verdict run_dp_bench(const DpOptions& o, int max_devices, std::ostream& out) {
+Verdict run_dp_bench(const DpOptions& o, int max_devices, const std::string& csv_path,
+                     std::ostream& out) {
+  BenchTable table = csv_table();
   const TrainingData d = load_training_data(o.data, o.limit, o.hidden);
   out << "bench: " << d.train.size() << " Fashion-MNIST examples, MLP " << d.sizes.front();
   for (size_t i = 1; i < d.sizes.size(); ++i) out << "-" << d.sizes[i];
@@ -91,14 +113,18 @@ Verdict run_dp_bench(const DpOptions& o, int max_devices, std::ostream& out) {
     const Rate one =
         measure(loader, o.bench_seconds, [&](const Batch& b) { train_step(*plain, plain_opt, b); });
     const double one_thread = one.samples_per_s;
-    out << "\nbatch " << batch << "\n"
-        << "| run | samples/s | vs one thread | vs DP 1 | Amdahl bound | replicate ms | "
-           "scatter ms | forward ms | gather+loss ms | backward ms | reduce-add ms | "
-           "optimizer ms | serial share | idle | pool round trip | cores used |\n"
-        << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-           "---: | ---: | ---: | ---: | ---: |\n"
-        << "| one thread | " << format_fixed(one_thread, 0) << " | 1.00 | | | | | | | | | | | | | "
-        << format_fixed(one.cores, 2) << " |\n";
+    out << "\nbatch " << batch << "\n|";
+    for (const char* name : kColumns) out << " " << name << " |";
+    out << "\n| --- |";
+    for (size_t i = 1; i < kColumns.size(); ++i) out << " ---: |";
+    out << "\n" << std::flush;
+    std::vector<std::string> first(kColumns.size() + 1);
+    first[0] = std::to_string(batch);
+    first[1] = "one thread";
+    first[2] = format_fixed(one_thread, 0);
+    first[3] = "1.00";
+    first.back() = format_fixed(one.cores, 2);
+    add_markdown_row(table, std::move(first), out);
     double dp1 = 0, s1 = 0;
     for (int k = 1; k <= max_devices; ++k) {
       Rng r(o.seed);
@@ -118,24 +144,28 @@ Verdict run_dp_bench(const DpOptions& o, int max_devices, std::ostream& out) {
         s1 = b.serial_share();
       }
       const double amdahl = 1.0 / (s1 + (1.0 - s1) / k);
-      out << "| DataParallel, " << k << (k == 1 ? " device" : " devices") << " | "
-          << format_fixed(rate, 0) << " | " << format_fixed(rate / one_thread, 2) << " | "
-          << format_fixed(rate / dp1, 2) << " | " << format_fixed(amdahl, 2) << " | "
-          << format_fixed(b.ms(b.replicate), 2) << " | " << format_fixed(b.ms(b.scatter), 3)
-          << " | " << format_fixed(b.ms(b.forward), 1) << " | "
-          << format_fixed(b.ms(b.gather_loss), 2) << " | " << format_fixed(b.ms(b.backward), 1)
-          << " | " << format_fixed(b.ms(b.reduce_add), 2) << " | "
-          << format_fixed(b.ms(b.optimizer), 2) << " | " << format_fixed(100 * b.serial_share(), 1)
-          << "% | " << format_fixed(100 * b.idle_share(), 1) << "% | "
-          << format_fixed(1e6 * pool_round_trip_seconds(k), 0) << " us | "
-          << format_fixed(measured.cores, 2) << " |" << std::endl;
+      add_markdown_row(
+          table,
+          {std::to_string(batch),
+           "DataParallel, " + std::to_string(k) + (k == 1 ? " device" : " devices"),
+           format_fixed(rate, 0), format_fixed(rate / one_thread, 2), format_fixed(rate / dp1, 2),
+           format_fixed(amdahl, 2), format_fixed(b.ms(b.replicate), 2),
+           format_fixed(b.ms(b.scatter), 3), format_fixed(b.ms(b.forward), 1),
+           format_fixed(b.ms(b.gather_loss), 2), format_fixed(b.ms(b.backward), 1),
+           format_fixed(b.ms(b.reduce_add), 2), format_fixed(b.ms(b.optimizer), 2),
+           format_fixed(100 * b.serial_share(), 1) + "%",
+           format_fixed(100 * b.idle_share(), 1) + "%",
+           format_fixed(1e6 * pool_round_trip_seconds(k), 0) + " us",
+           format_fixed(measured.cores, 2)},
+          out);
     }
   }
   out << "\n(ratios are to the one-thread row of the same batch size, measured in this run. "
          "\"cores used\" is this process's CPU time over the row's wall time: K devices "
          "can only be K times faster when it can reach K; on a machine that other "
          "programs load it cannot, and rows differ from run to run)\n";
-  return Verdict::pass("benchmark printed");
+  table.write_csv(csv_path);
+  return Verdict::pass("benchmark printed; the rows also in " + csv_path);
 }
 
 }  // namespace course

@@ -17,13 +17,16 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "dp_training.h"
 #include "driver.h"
 
 namespace course {
 
-/// The tables above for 1 .. max_devices devices, printed to `out`.
-Verdict run_dp_bench(const DpOptions& o, int max_devices, std::ostream& out);
+/// The tables above for 1 .. max_devices devices, printed to `out`; their rows, both batch
+/// sizes in one table, also written as CSV to `csv_path`.
+Verdict run_dp_bench(const DpOptions& o, int max_devices, const std::string& csv_path,
+                     std::ostream& out);
 
 }  // namespace course

@@ -28,11 +28,13 @@
 
 namespace {
 
-course::Verdict run(const course::DpOptions& o, bool bench_mode) {
+course::Verdict run(const course::DpOptions& o, const course::DriverContext& ctx) {
   openblas_set_num_threads(1);  // one BLAS thread per device
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (bench_mode)
-    return course::run_dp_bench(o, o.devices > 0 ? o.devices : std::max(2, cores), std::cout);
+  if (ctx.args().bench) {
+    return course::run_dp_bench(o, o.devices > 0 ? o.devices : std::max(2, cores), ctx.bench_csv(),
+                                std::cout);
+  }
   return course::run_dp_training(o, o.devices > 0 ? o.devices : cores, std::cout);
 }
 
@@ -44,8 +46,9 @@ int main(int argc, char** argv) {
   config.title = "DataParallel: replicate, scatter, parallel_apply, gather, on threads";
   config.distributed = false;
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson08_dp.csv";
   course::DpOptions o;
   return course::run_driver(
       argc, argv, config, [&](course::Flags& flags) { course::add_dp_flags(flags, o); },
-      [&](course::DriverContext& ctx) { return run(o, ctx.args().bench); });
+      [&](course::DriverContext& ctx) { return run(o, ctx); });
 }

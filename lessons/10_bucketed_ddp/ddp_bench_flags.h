@@ -1,7 +1,7 @@
 // ddp_bench_flags.h: lesson 10, given: the flags of DdpBenchOptions (--bench-batch,
-// --bench-steps, --bench-hidden, --bench-layers, --csv) and the bench model's layer sizes
-// they give, shared by every driver whose --bench trains lesson 10's bench model (lessons
-// 10, 13 and 14).
+// --bench-steps, --bench-hidden, --bench-layers; --csv is the driver's) and the bench model's layer
+// sizes they give, shared by every driver whose --bench trains lesson 10's bench model (lessons 10,
+// 13 and 14).
 //
 //   add_ddp_bench_flags(flags, bench);
 //   make_mlp(ddp_bench_sizes(bench), rng);
@@ -37,9 +37,6 @@ inline void add_ddp_bench_flags(Flags& flags, DdpBenchOptions& o) {
       .show_default();
   flags.option("--bench-layers", o.layers, "--bench: number of hidden layers")
       .check(count_in(1, 1000))
-      .show_default();
-  flags.option("--csv", o.csv_path, "--bench: CSV file")
-      .check(writable(OutputPath::kFileInNewDirectory))
       .show_default();
 }
 

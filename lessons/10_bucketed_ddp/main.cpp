@@ -65,7 +65,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   // driver_prologue.h's steps one by one: the bench comes before the header and self-check.
   g.training.local_rank = course::select_device(ctx, g.training.device);
   auto pg = course::make_driver_group(ctx, "lesson10", course::install_lesson05);
-  if (ctx.args().bench) return course::run_ddp_bench(*pg, g.bench);
+  if (ctx.args().bench) {
+    g.bench.csv_path = ctx.bench_csv();
+    return course::run_ddp_bench(*pg, g.bench);
+  }
   std::ostringstream buckets;
   buckets << "buckets: first " << g.first_bucket_mb << " MiB, cap " << g.bucket_cap_mb << " MiB"
           << (g.find_unused ? ", find_unused_parameters" : "")
@@ -108,6 +111,7 @@ int main(int argc, char** argv) {
   config.default_np = 2;
   config.backends = course::backend_choices();
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson10_buckets.csv";
   config.has_link = true;
   const auto add_options = [](course::Flags& flags) {
     course::add_ddp_training_flags(flags, g.training);

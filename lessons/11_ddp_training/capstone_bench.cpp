@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bench_table.h"
 #include "bn_mlp.h"
 #include "clock.h"
 #include "distributed_data_parallel.h"
@@ -82,15 +83,17 @@ Verdict run_capstone_bench(const CapstoneOptions& o, const CapstoneBenchOptions&
 
   const double one = bench.steps * batch / alone[0];
   const double many = world * bench.steps * batch / together[0];
-  char line[256];
   if (rank == 0) {
     out << "benchmark: " << bench.steps << " steps, batch " << t.batch_size << " per rank, "
-        << (o.sync_bn ? "SyncBatchNorm" : "BatchNorm1d per rank") << "\n"
-        << "  ranks   samples/s   vs one process\n";
-    std::snprintf(line, sizeof(line), "  %5d   %9.0f   %14.2f\n  %5d   %9.0f   %14.2f\n", 1, one,
-                  1.0, world, many, many / one);
-    out << line << std::flush;
+        << (o.sync_bn ? "SyncBatchNorm" : "BatchNorm1d per rank") << "\n";
+    BenchTable table({{"ranks", 6}, {"samples/s", 10}, {"vs one process", 15}});
+    table.print_header(out);
+    table.add_row({"1", format_fixed(one, 0), format_fixed(1.0, 2)}, &out);
+    table.add_row({std::to_string(world), format_fixed(many, 0), format_fixed(many / one, 2)},
+                  &out);
+    table.write_csv(bench.csv_path);
   }
+  char line[256];
   std::snprintf(line, sizeof(line), "%d rank(s): %.0f samples/s, %.2fx one process (%.0f)", world,
                 many, many / one, one);
   return Verdict::pass(line);

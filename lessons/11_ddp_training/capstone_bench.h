@@ -13,6 +13,7 @@
 // What this is not: a sweep over N (run it once per N), or a GPU benchmark.
 #pragma once
 #include <ostream>
+#include <string>
 
 #include "capstone.h"
 
@@ -20,9 +21,11 @@ namespace course {
 
 struct CapstoneBenchOptions {
   int steps = 100;  ///< timed steps in each phase (after 5 warm-up steps)
+  std::string csv_path = "bench-results/lesson11_capstone.csv";  ///< rank 0 writes the table
 };
 
-/// Collective. Prints the table on rank 0; returns a PASS carrying the figures.
+/// Collective. Prints the table on rank 0 and writes it to bench.csv_path; returns a PASS
+/// carrying the figures.
 Verdict run_capstone_bench(const CapstoneOptions& o, const CapstoneBenchOptions& bench,
                            ProcessGroup& pg, ProcessGroup& bn_group, std::ostream& out);
 

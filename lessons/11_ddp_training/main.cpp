@@ -40,6 +40,7 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   auto bn_group = course::make_driver_group(ctx, "lesson11-syncbn", course::install_lesson05);
   course::print_driver_header(ctx, course::link_header());
   if (ctx.args().bench) {
+    g_bench.csv_path = ctx.bench_csv();
     return course::run_capstone_bench(g_options, g_bench, *pg, *bn_group, std::cout);
   }
   // Before training, with or without --sync-bn: your SyncBatchNorm (sync_bn_self_check.h).
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   config.default_np = 2;
   config.backends = course::backend_choices();
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson11_capstone.csv";
   config.has_link = true;
   return course::run_driver(
       argc, argv, config,

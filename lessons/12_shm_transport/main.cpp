@@ -34,9 +34,7 @@ course::Verdict run_bench(course::DriverContext& ctx) {
     return course::Verdict::fail("self-check: " + wrong);
   }
   course::ShmBenchOptions options = g_bench;
-  if (options.csv_path.empty()) {
-    options.csv_path = "bench-results/lesson12_np" + std::to_string(ctx.world()) + ".csv";
-  }
+  options.csv_path = ctx.bench_csv();
   const long wrong = course::run_shm_bench(ctx, options, std::cout);
   if (wrong != 0) {
     return course::Verdict::fail("the benchmark's check found " + std::to_string(wrong) +
@@ -58,6 +56,7 @@ int main(int argc, char** argv) {
   config.title = "a shared-memory transport for the ranks of one machine";
   config.default_np = 2;
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson12_np<N>.csv";
   g_bench.sweep.min_bytes = 1u << 20;
   g_bench.sweep.iterations = 10;
   g_bench.sweep.warmup = 3;
@@ -68,10 +67,6 @@ int main(int argc, char** argv) {
                 "machine, tcp otherwise)")
         .show_default();
     course::add_sweep_flags(flags, g_bench.sweep);
-    flags
-        .option("--csv", g_bench.csv_path,
-                "--bench: CSV file (default bench-results/lesson12_np<N>.csv)")
-        .check(course::writable(course::OutputPath::kFileInNewDirectory));
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);
 }

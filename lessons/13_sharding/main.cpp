@@ -30,7 +30,7 @@
 namespace {
 
 course::ShardedTrainingOptions g_training;
-course::DdpBenchOptions g_bench{.csv_path = "bench-results/lesson13_sharding.csv", .svg_path = ""};
+course::DdpBenchOptions g_bench{.svg_path = ""};
 
 course::Verdict run_rank(course::DriverContext& ctx) {
   // Before anything else: your ring halves and stages against their oracles.
@@ -43,7 +43,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
                                  .self_check_passed = course::kLesson13SelfCheckPassed});
   if (start.failed) return *start.failed;
   g_training.local_rank = start.local_rank;
-  if (ctx.args().bench) return course::run_sharding_bench(*start.group, g_bench, std::cout);
+  if (ctx.args().bench) {
+    g_bench.csv_path = ctx.bench_csv();
+    return course::run_sharding_bench(*start.group, g_bench, std::cout);
+  }
   return course::run_sharded_training(g_training, *start.group, std::cout);
 }
 
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
   config.default_np = 4;
   config.backends = course::backend_choices();
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson13_sharding.csv";
   config.has_link = true;
   const auto add_options = [](course::Flags& flags) {
     course::add_ddp_training_flags(flags, g_training);

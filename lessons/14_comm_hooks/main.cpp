@@ -34,7 +34,7 @@ namespace {
 
 course::DdpTrainingOptions g_training;
 course::HookOptions g_hook;
-course::DdpBenchOptions g_bench{.csv_path = "bench-results/lesson14_hooks.csv", .svg_path = ""};
+course::DdpBenchOptions g_bench{.svg_path = ""};
 
 course::Verdict run_rank(course::DriverContext& ctx) {
   // Before anything else: your compression against its serial oracles.
@@ -47,7 +47,10 @@ course::Verdict run_rank(course::DriverContext& ctx) {
                                  .self_check_passed = course::kLesson14SelfCheckPassed});
   if (start.failed) return *start.failed;
   g_training.local_rank = start.local_rank;
-  if (ctx.args().bench) return course::run_hooks_bench(*start.group, g_bench, std::cout);
+  if (ctx.args().bench) {
+    g_bench.csv_path = ctx.bench_csv();
+    return course::run_hooks_bench(*start.group, g_bench, std::cout);
+  }
 
   return course::run_ddp_training(
       g_training, *start.group,
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
   config.default_np = 2;
   config.backends = course::backend_choices();
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson14_hooks.csv";
   config.has_link = true;
   const auto add_options = [](course::Flags& flags) {
     course::add_ddp_training_flags(flags, g_training);

@@ -51,7 +51,8 @@ course::Verdict run_rank(course::DriverContext& ctx) {
       course::group_maker(ctx.args().backend,
                           course::driver_recipe(ctx, "lesson15", course::install_lesson05)));
   if (ctx.args().bench) {
-    return course::run_tp_bench(g_training, world, subgroups, {}, std::cout);
+    return course::run_tp_bench(g_training, world, subgroups, {.csv_path = ctx.bench_csv()},
+                                std::cout);
   }
   const course::DeviceMesh mesh =
       course::init_device_mesh(subgroups, course::tp_mesh_dims(ctx.world(), g_training.tp));
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   config.default_np = 4;
   config.backends = course::available_backends();  // host memory: tcp, gloo
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson15_tp.csv";
   config.has_link = true;
   config.check_flags = [](const course::DriverArgs& args) {
     // Ranks started by hand (RANK set) count WORLD_SIZE, a launch counts --np.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <iomanip>
 #include <memory>
 #include <sstream>
 
@@ -133,21 +132,35 @@ std::pair<double, double> fit_ddp_compute(const std::vector<Row>& ddp) {
   return {(sy - c1 * sx) / std::max(n, 1.0), c1};
 }
 
-void print_rows(const std::vector<Row>& rows, size_t per_t, std::ostream& out) {
-  out << "#  T  D     b   step ms  model ms   KB sent  KB model  sent/model   state MiB"
-         "  model MiB  peak MiB  x DDP"
-      << std::endl;
+// The rows as one table: printed to `out` and written as CSV to `csv_path`.
+void write_rows(const std::vector<Row>& rows, size_t per_t, const std::string& csv_path,
+                std::ostream& out) {
+  BenchTable table({{"T", 3},
+                    {"D", 2},
+                    {"b", 5},
+                    {"step ms", 9},
+                    {"model ms", 9},
+                    {"KB sent", 9},
+                    {"KB model", 9},
+                    {"sent/model", 11},
+                    {"state MiB", 11},
+                    {"model MiB", 10},
+                    {"peak MiB", 9},
+                    {"x DDP", 6}});
+  table.print_header(out);
+  const double mib = 1 << 20;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     const double ddp = rows[i % per_t].step;
-    out << std::setw(4) << row.T << std::setw(3) << row.D << std::setw(6) << row.b << std::fixed
-        << std::setprecision(2) << std::setw(10) << row.step * 1e3 << std::setw(10)
-        << row.step_model * 1e3 << std::setprecision(1) << std::setw(10) << row.sent / 1e3
-        << std::setw(10) << row.sent_model / 1e3 << std::setprecision(4) << std::setw(12)
-        << (row.sent_model > 0 ? row.sent / row.sent_model : 1.0) << std::setprecision(2)
-        << std::setw(12) << row.state / (1 << 20) << std::setw(11) << row.state_model / (1 << 20)
-        << std::setw(10) << row.peak / (1 << 20) << std::setw(7) << ddp / row.step << std::endl;
+    table.add_row({std::to_string(row.T), std::to_string(row.D), std::to_string(row.b),
+                   format_fixed(row.step * 1e3, 2), format_fixed(row.step_model * 1e3, 2),
+                   format_fixed(row.sent / 1e3, 1), format_fixed(row.sent_model / 1e3, 1),
+                   format_fixed(row.sent_model > 0 ? row.sent / row.sent_model : 1.0, 4),
+                   format_fixed(row.state / mib, 2), format_fixed(row.state_model / mib, 2),
+                   format_fixed(row.peak / mib, 2), format_fixed(ddp / row.step, 2)},
+                  &out);
   }
+  table.write_csv(csv_path);
 }
 
 // Where TP's step time (rows tp) meets DDP's (rows ddp): the last b at which TP is faster
@@ -271,7 +284,7 @@ Verdict run_tp_bench(const TpTrainingOptions& o, ProcessGroup& world, Subgroups&
         << format_fixed(cal.per_param * 1e9, 2) << " ns per parameter; DDP's compute "
         << format_fixed(c0 * 1e3, 2) << " ms + " << format_fixed(c1 * 1e6, 1)
         << " us per example (its rows less their modelled communication)" << std::endl;
-    print_rows(rows, nb, out);
+    write_rows(rows, nb, bench.csv_path, out);
     for (size_t s = 1; s * nb < rows.size(); ++s) {
       const Row* tp = &rows[s * nb];
       const double b_star = (rows[0].fixed - tp[0].fixed) / (tp[0].slope - rows[0].slope);

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "driver.h"
@@ -44,6 +45,7 @@ struct TpBenchOptions {
   std::vector<int64_t> batches = {4, 16, 64, 256, 1024};  ///< per-rank batch b
   int warmup = 2;
   int steps = 9;
+  std::string csv_path = "bench-results/lesson15_tp.csv";  ///< rank 0 writes the rows here
 };
 
 /// The bytes rank `rank` sends in a ring all-reduce of `count` floats over `g` ranks
@@ -51,7 +53,8 @@ struct TpBenchOptions {
 /// the reduce-scatter but seg(r+1), every one once in the all-gather but seg(r+2).
 int64_t ring_all_reduce_bytes(int64_t count, int g, int rank);
 
-/// The measured table and the crossovers (see the top of this file); each T's grid is a
+/// The measured table (printed, and written to bench.csv_path) and the crossovers (see the
+/// top of this file); each T's grid is a
 /// device mesh ({"dp", N / T}, {"tp", T}, tp_mesh_dims) made through `subgroups`, one per
 /// row of the sweep (a driver's mesh fixes one T). Collective over `world`. PASS when every row
 /// left its replicas equal.

@@ -53,7 +53,11 @@ course::Verdict run_rank(course::DriverContext& ctx) {
     return *failed;
   }
   if (ctx.rank() == 0) std::cout << course::deadlock_demonstration() << std::endl;
-  if (ctx.args().bench) return course::run_pipeline_bench(mesh, g_bench, std::cout);
+  if (ctx.args().bench) {
+    g_bench.csv_path = ctx.bench_csv();
+    g_bench.trace_prefix = ctx.args().trace;  // timelines of M = 8: PREFIX_gpipe.svg, ...
+    return course::run_pipeline_bench(mesh, g_bench, std::cout);
+  }
   if (ctx.rank() == 0 && mesh.size("dp") > 1) {
     std::cout << "device mesh: " << mesh.layout().describe() << std::endl;
   }
@@ -69,6 +73,8 @@ int main(int argc, char** argv) {
   config.default_np = 4;
   config.backends = {"tcp", "gloo"};  // the stages compute on the CPU
   config.has_bench = true;
+  config.bench_csv = "bench-results/lesson16_pipeline.csv";
+  config.bench_trace = "bench-results/lesson16_timeline";
   config.has_link = true;
   config.check_flags = [](const course::DriverArgs& args) {
     // --pp against the effective world: ranks started by hand (RANK set) count WORLD_SIZE,
@@ -118,11 +124,6 @@ int main(int argc, char** argv) {
         .show_default();
     flags.option("--bench-width", g_bench.width, "--bench: hidden width")
         .check(course::count_in(1, 65536))
-        .show_default();
-    flags.option("--csv", g_bench.csv_path, "--bench: CSV file").show_default();
-    flags
-        .option("--trace", g_bench.trace_prefix,
-                "--bench: timelines of M = 8 go to PREFIX_gpipe.svg/.json, PREFIX_1f1b...")
         .show_default();
   };
   return course::run_driver(argc, argv, config, add_options, run_rank);

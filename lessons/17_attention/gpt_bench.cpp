@@ -225,8 +225,8 @@ AttentionSavedBytes measure_attention_saved_bytes(bool tiled, int64_t batch, int
 
 Verdict run_gpt_bench(const GptBenchOptions& o, std::ostream& out) {
   openblas_set_num_threads(1);
-  const std::string prefix = o.out_dir + "/lesson17_";
-  ensure_parent_directory(prefix + "attention.csv");
+  const auto file = [&](const std::string& name) { return output_beside(o.csv_path, name); };
+  ensure_parent_directory(o.csv_path);
 
   // ---- Table 1: naive against tiled attention -------------------------------------
   out << "# machine: " << machine_line() << "\n";
@@ -271,8 +271,8 @@ Verdict run_gpt_bench(const GptBenchOptions& o, std::ostream& out) {
     rows.push_back(tiled);
   }
   table.add_note("naive/tiled: all saved bytes (P against lse alone in parentheses)", &out);
-  table.write_csv(prefix + "attention.csv");
-  write_svg(rows, prefix + "attention.svg");
+  table.write_csv(file("attention.csv"));
+  write_svg(rows, file("attention.svg"));
 
   // ---- Table 2: the training step -------------------------------------------------
   GptConfig base;
@@ -357,10 +357,10 @@ Verdict run_gpt_bench(const GptBenchOptions& o, std::ostream& out) {
       "saved: every tensor the step's graph keeps for backward (the ledger, "
       "from the loss), each storage once",
       &out);
-  training.write_csv(prefix + "training.csv");
-  print_ledgers(ledgers, out, prefix + "saved.csv");
-  out << "# files: " << prefix << "attention.csv, " << prefix << "attention.svg, " << prefix
-      << "training.csv, " << prefix << "saved.csv\n";
+  training.write_csv(file("training.csv"));
+  print_ledgers(ledgers, out, file("saved.csv"));
+  out << "# files: " << file("attention.csv") << ", " << file("attention.svg") << ", "
+      << file("training.csv") << ", " << file("saved.csv") << "\n";
   if (!exact) return Verdict::fail("a ledger count differs from its formula (table 1)");
   return Verdict::pass("every ledger count equals its formula");
 }

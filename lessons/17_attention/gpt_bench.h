@@ -56,7 +56,9 @@ struct GptBenchOptions {
   int64_t train_heads = 4;   ///< table 2's heads
   int64_t vocab = 96;        ///< table 2's V (random tokens: the step's cost; tools/torch_gpt.py's)
   int train_steps = 10;      ///< timed steps per row of table 2 (after one warm-up)
-  std::string out_dir = "bench-results";  ///< created when missing
+  /// --csv: the tables go beside it, named after it (lesson17_attention.csv, ...); its
+  /// folder is made when missing
+  std::string csv_path = "bench-results/lesson17.csv";
 };
 
 /// One row of table 1's memory columns: the bytes one attention layer keeps for backward.
@@ -74,9 +76,9 @@ int64_t attention_saved_bytes_formula(bool tiled, int64_t batch_heads, int64_t s
 AttentionSavedBytes measure_attention_saved_bytes(bool tiled, int64_t batch, int64_t heads,
                                                   int64_t seq, int64_t head_dim);
 
-/// The tables (see the top of this file), printed to `out` and written to `o.out_dir`:
-/// lesson17_attention.csv, lesson17_training.csv, lesson17_saved.csv and
-/// lesson17_attention.svg.
+/// The tables (see the top of this file), printed to `out` and written beside o.csv_path
+/// (output_beside): with the default, bench-results/lesson17_attention.csv,
+/// lesson17_training.csv, lesson17_saved.csv and lesson17_attention.svg.
 /// PASS when every ledger count equals its formula.
 Verdict run_gpt_bench(const GptBenchOptions& o, std::ostream& out);
 

@@ -26,8 +26,9 @@ namespace {
 
 course::GptTrainingOptions g_training;
 
-course::GptBenchOptions bench_options() {
+course::GptBenchOptions bench_options(const std::string& csv_path) {
   course::GptBenchOptions b;
+  b.csv_path = csv_path;
   b.train_batch = g_training.batch_size;
   b.train_seq = g_training.seq_len;
   b.layers = g_training.layers;
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
                                                      course::kLesson17SelfCheckPassed)) {
           return *failed;
         }
-        if (ctx.args().bench) return course::run_gpt_bench(bench_options(), std::cout);
+        if (ctx.args().bench)
+          return course::run_gpt_bench(bench_options(ctx.bench_csv()), std::cout);
         return course::run_gpt_training(g_training, std::cout);
       });
 }

@@ -11,6 +11,7 @@
 #include "memory_training.h"
 #include "mixed_precision.h"
 #include "ops.h"
+#include "output_file.h"
 #include "svg_canvas.h"
 #include "text_corpus.h"
 
@@ -167,7 +168,7 @@ void fp16_tables(const MemoryBenchOptions& o, std::ostream& out) {
       "flushed: gradient elements rounded to 0 by the 16-bit rounding (after the "
       "scale), over all steps, of those nonzero in float32",
       &out);
-  table.write_csv(o.out_dir + "/lesson18_fp16.csv");
+  table.write_csv(output_beside(o.csv_path, "fp16.csv"));
   out << "\n# Table 5b: the trained fp32 model's gradients on one batch of B " << t.batch_size
       << " x S " << t.seq_len << ", rounded to fp16 (elements nonzero in float32)\n";
   BenchTable flush({{"gradient", 16},
@@ -185,9 +186,9 @@ void fp16_tables(const MemoryBenchOptions& o, std::ostream& out) {
          format_fixed(100 * r.scaled.flushed_fraction(), 3), std::to_string(r.scaled.overflow)},
         &out);
   }
-  flush.write_csv(o.out_dir + "/lesson18_flush.csv");
-  write_loss_svg(curves, o.out_dir + "/lesson18_loss.svg");
-  out << "# wrote " << o.out_dir << "/lesson18_loss.svg\n";
+  flush.write_csv(output_beside(o.csv_path, "flush.csv"));
+  write_loss_svg(curves, output_beside(o.csv_path, "loss.svg"));
+  out << "# wrote " << output_beside(o.csv_path, "loss.svg") << "\n";
 }
 
 }  // namespace course

@@ -9,7 +9,7 @@
 
 namespace course {
 
-/// Tables 5 and 5b of memory_bench.h, printed to `out` and written to o.out_dir
+/// Tables 5 and 5b of memory_bench.h, printed to `out` and written beside o.csv_path
 /// (lesson18_fp16.csv, lesson18_flush.csv, lesson18_loss.svg).
 void fp16_tables(const MemoryBenchOptions& o, std::ostream& out);
 

@@ -25,8 +25,9 @@ namespace {
 course::MemoryTrainingOptions g_training;
 double g_budget_mib = 64;
 
-course::MemoryBenchOptions bench_options() {
+course::MemoryBenchOptions bench_options(const std::string& csv_path) {
   course::MemoryBenchOptions b;
+  b.csv_path = csv_path;
   b.layers = g_training.layers;
   b.heads = g_training.heads;
   b.hidden = g_training.hidden;
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
                                                      course::kLesson18SelfCheckPassed)) {
           return *failed;
         }
-        if (ctx.args().bench) return course::run_memory_bench(bench_options(), std::cout);
+        if (ctx.args().bench)
+          return course::run_memory_bench(bench_options(ctx.bench_csv()), std::cout);
         return course::run_memory_training(g_training, std::cout);
       });
 }

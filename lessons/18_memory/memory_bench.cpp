@@ -98,7 +98,7 @@ int activation_table(const MemoryBenchOptions& o, std::ostream& out) {
       "the last 8 rows: one block, S growing: naive's bytes per token grow by 4 heads x S"
       " x 4 B, tiled's stay flat",
       &out);
-  table.write_csv(o.out_dir + "/lesson18_activations.csv");
+  table.write_csv(output_beside(o.csv_path, "activations.csv"));
   return differ;
 }
 
@@ -149,7 +149,7 @@ void memory_table(const MemoryBenchOptions& o, std::ostream& out) {
   }
   table.add_note("state: counted from the tensors (Adam's from a real step); act: the ledger",
                  &out);
-  table.write_csv(o.out_dir + "/lesson18_memory.csv");
+  table.write_csv(output_beside(o.csv_path, "memory.csv"));
 
   out << "\n# Table 2b: ZeRO (lesson 13) on this GPT, model state per rank, modelled (MiB)\n";
   BenchTable zero(
@@ -166,7 +166,7 @@ void memory_table(const MemoryBenchOptions& o, std::ostream& out) {
     }
   }
   zero.add_note("mixed: 2+2 psi 16-bit params and grads, 12 psi float32 master and Adam", &out);
-  zero.write_csv(o.out_dir + "/lesson18_zero.csv");
+  zero.write_csv(output_beside(o.csv_path, "zero.csv"));
 }
 
 void time_rows(const MemoryBenchOptions& o, int64_t hidden, BenchTable& table, std::ostream& out) {
@@ -238,7 +238,7 @@ void time_table(const MemoryBenchOptions& o, std::ostream& out) {
       "recomputes attention's core only, a share of the step that falls as H grows "
       "against S (attention's 4SH flops per token against the linears' 24H^2)",
       &out);
-  table.write_csv(o.out_dir + "/lesson18_time.csv");
+  table.write_csv(output_beside(o.csv_path, "time.csv"));
 }
 
 void budget_table(const MemoryBenchOptions& o, std::ostream& out) {
@@ -282,7 +282,7 @@ void budget_table(const MemoryBenchOptions& o, std::ostream& out) {
                        mib_cell(smallest_needed) + " MiB",
                    &out);
   }
-  table.write_csv(o.out_dir + "/lesson18_budget.csv");
+  table.write_csv(output_beside(o.csv_path, "budget.csv"));
 }
 
 }  // namespace
@@ -324,7 +324,7 @@ Verdict run_memory_bench(const MemoryBenchOptions& o, std::ostream& out) {
                          " row(s) of table 1: the ledger differs from "
                          "the formula");
   }
-  return Verdict::pass("every ledger count equals its formula; tables in " + o.out_dir);
+  return Verdict::pass("every ledger count equals its formula; tables beside " + o.csv_path);
 }
 
 }  // namespace course

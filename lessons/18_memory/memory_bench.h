@@ -49,7 +49,8 @@ struct MemoryBenchOptions {
   double memory_budget_mib = 64;  ///< table 4's budget per rank
   int64_t curve_steps = 150;      ///< table 5's runs
   std::string data;  ///< the fortunes corpus for table 5's runs ("" : lesson 17's default)
-  std::string out_dir = "bench-results";
+  /// --csv: the tables go beside it, named after it (lesson18_activations.csv, ...)
+  std::string csv_path = "bench-results/lesson18.csv";
 };
 
 /// The largest batch of `seq` tokens (at most 1 << 20) whose model state (`state_bytes`)
@@ -63,7 +64,7 @@ int64_t largest_batch_within(int64_t budget_bytes, int64_t state_bytes, const Gp
 /// 3: + parameters) divided by `world`.
 int64_t zero_state_bytes(int64_t psi, Precision precision, int stage, int world);
 
-/// The tables (see the top of this file), printed and written to o.out_dir
+/// The tables (see the top of this file), printed and written beside o.csv_path
 /// (lesson18_activations.csv, lesson18_memory.csv, lesson18_time.csv, lesson18_budget.csv,
 /// lesson18_fp16.csv, lesson18_loss.svg). PASS when every ledger count equals its formula.
 Verdict run_memory_bench(const MemoryBenchOptions& o, std::ostream& out);

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "gpt.h"
 #include "ops.h"
+#include "output_file.h"
 #include "ring_attention.h"
 #include "saved_tensors.h"
 #include "sequence_layout.h"
@@ -37,7 +38,7 @@ Tensor wavy(const Shape& shape, int salt) {
   return t;
 }
 
-void balance_table(std::ostream* out) {
+void balance_table(const std::string& csv_path, std::ostream* out) {
   if (out) *out << "\n# Table 1: causal ring attention's chunk products per rank\n";
   BenchTable table({{"C", 3}, {"layout", 11}, {"slowest", 8}, {"mean", 8}, {"slowest/mean", 13}});
   if (out) table.print_header(*out);
@@ -55,7 +56,7 @@ void balance_table(std::ostream* out) {
                     out);
     }
   }
-  if (out) table.write_csv("bench-results/lesson19_balance.csv");
+  if (out) table.write_csv(output_beside(csv_path, "balance.csv"));
 }
 
 struct Variant {
@@ -64,7 +65,7 @@ struct Variant {
   std::function<int64_t(int64_t /*n*/, int64_t /*local*/)> model_bytes;  // fwd + bwd, payload
 };
 
-void budget_table(const CpTrainingOptions& o, std::ostream* out) {
+void budget_table(const CpTrainingOptions& o, const std::string& csv_path, std::ostream* out) {
   GptConfig g;
   g.vocab = 96;
   g.layers = o.layers;
@@ -104,7 +105,7 @@ void budget_table(const CpTrainingOptions& o, std::ostream* out) {
       "the state grows with S by the position embedding's S x H (GPT-2's learned "
       "positions); the activations per rank stay flat",
       out);
-  if (out) table.write_csv("bench-results/lesson19_budget.csv");
+  if (out) table.write_csv(output_beside(csv_path, "budget.csv"));
 }
 
 }  // namespace
@@ -137,13 +138,13 @@ int64_t longest_sequence_within(int64_t budget_bytes, const GptConfig& config, i
 }
 
 Verdict run_cp_bench(const CpTrainingOptions& o, const DeviceMesh& mesh, ProcessGroup& all,
-                     std::ostream& out_stream) {
+                     const std::string& csv_path, std::ostream& out_stream) {
   openblas_set_num_threads(1);
   std::ostream* out = mesh.rank() == 0 ? &out_stream : nullptr;
   ProcessGroup& cp = *mesh.group("cp");
   const int c = cp.size();
-  balance_table(out);
-  budget_table(o, out);
+  balance_table(csv_path, out);
+  budget_table(o, csv_path, out);
   std::vector<Variant> variants;
   for (const SequenceLayout layout : {SequenceLayout::zigzag, SequenceLayout::contiguous}) {
     variants.push_back({std::string("ring ") + sequence_layout_name(layout),
@@ -238,14 +239,14 @@ Verdict run_cp_bench(const CpTrainingOptions& o, const DeviceMesh& mesh, Process
   }
   if (out) {
     table.add_note("sent B: payload and framing (16 B a message); model B: the payload alone", out);
-    table.write_csv("bench-results/lesson19_np" + std::to_string(c) + ".csv");
+    table.write_csv(output_beside(csv_path, "np" + std::to_string(c) + ".csv"));
   }
-  off_model += run_sp_table(o, all, out);
+  off_model += run_sp_table(o, all, csv_path, out);
   if (off_model > 0) {
     return Verdict::fail(std::to_string(off_model) +
                          " row(s): the bytes sent are off the model beyond the framing");
   }
-  return Verdict::pass("the bytes sent match the models; tables in bench-results/");
+  return Verdict::pass("the bytes sent match the models; tables beside " + csv_path);
 }
 
 }  // namespace course

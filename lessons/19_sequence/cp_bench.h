@@ -26,6 +26,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "cp_training.h"
 #include "device_mesh.h"
@@ -41,9 +42,10 @@ namespace course {
 int64_t cp_rank_bytes(const GptConfig& config, int64_t seq, int cp);
 int64_t longest_sequence_within(int64_t budget_bytes, const GptConfig& config, int cp);
 
-/// The tables (see the top of this file), printed by rank 0 and written (CSV) to
-/// bench-results/lesson19_*.csv. Collective over `all`; `mesh` has every rank in "cp".
+/// The tables (see the top of this file), printed by rank 0 and written (CSV) beside
+/// `csv_path` (output_beside: bench-results/lesson19_balance.csv, ... with the driver's
+/// default). Collective over `all`; `mesh` has every rank in "cp".
 Verdict run_cp_bench(const CpTrainingOptions& o, const DeviceMesh& mesh, ProcessGroup& all,
-                     std::ostream& out);
+                     const std::string& csv_path, std::ostream& out);
 
 }  // namespace course

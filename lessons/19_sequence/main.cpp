@@ -51,7 +51,8 @@ course::Verdict run_rank(course::DriverContext& ctx) {
   std::vector<int> every_rank(static_cast<size_t>(ctx.world()));
   for (int r = 0; r < ctx.world(); ++r) every_rank[static_cast<size_t>(r)] = r;
   std::shared_ptr<course::ProcessGroup> all = world.new_group(every_rank, "all");
-  if (ctx.args().bench) return course::run_cp_bench(g_training, mesh, *all, std::cout);
+  if (ctx.args().bench)
+    return course::run_cp_bench(g_training, mesh, *all, ctx.bench_csv(), std::cout);
   return course::run_cp_training(g_training, mesh, *all, std::cout);
 }
 

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "gpt.h"
 #include "ops.h"
+#include "output_file.h"
 #include "saved_tensors.h"
 #include "tp_sequence.h"
 
@@ -60,7 +61,8 @@ StepCost one_step(Gpt& model, const TokenBatch& batch, ProcessGroup& tp, bool sp
 
 }  // namespace
 
-int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, std::ostream* out) {
+int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, const std::string& csv_path,
+                 std::ostream* out) {
   const int T = tp.size();
   if (out) {
     *out << "\n# Table 4: tensor parallelism over heads on T = " << T
@@ -121,7 +123,7 @@ int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, std::ostream* out
         "model B: 4 L ring all-reduces' payload (SP: as many reduce-scatters and all-gathers), "
         "plus 16 B a collective call; sent B must equal it",
         out);
-    table.write_csv("bench-results/lesson19_sp_np" + std::to_string(T) + ".csv");
+    table.write_csv(output_beside(csv_path, "sp_np" + std::to_string(T) + ".csv"));
   }
   return off_model;
 }

@@ -13,16 +13,18 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "cp_training.h"
 #include "process_group.h"
 
 namespace course {
 
-/// Prints table 4 (rank 0's `out`; null elsewhere) and writes
-/// bench-results/lesson19_sp_npT.csv. Collective over `tp`. Returns the rows whose bytes
-/// are off the model (0 when all agree, or when the heads or S do not divide over T and
-/// the table is left out, saying why).
-int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, std::ostream* out);
+/// Prints table 4 (rank 0's `out`; null elsewhere) and writes it beside `csv_path` as
+/// STEM_sp_npT.csv (bench-results/lesson19_sp_npT.csv with the driver's default). Collective over
+/// `tp`. Returns the rows whose bytes are off the model (0 when all agree, or when the heads or S
+/// do not divide over T and the table is left out, saying why).
+int run_sp_table(const CpTrainingOptions& o, ProcessGroup& tp, const std::string& csv_path,
+                 std::ostream* out);
 
 }  // namespace course

@@ -52,19 +52,20 @@ TEST_F(GptBenchFiles, RunsTinyAndWritesItsFilesIntoAFolderItCreates) {
   o.train_heads = 2;
   o.vocab = 11;
   o.train_steps = 1;
-  o.out_dir = path("bench-results");
-  ASSERT_FALSE(fs::exists(o.out_dir));
+  const std::string dir = path("bench-results");
+  o.csv_path = dir + "/lesson17.csv";  // the driver's --csv default: the tables beside it
+  ASSERT_FALSE(fs::exists(dir));
   std::ostringstream out;
   const Verdict v = run_gpt_bench(o, out);
   EXPECT_TRUE(v.passed) << v.detail << "\n" << out.str();
   for (const char* name :
        {"lesson17_attention.csv", "lesson17_training.csv", "lesson17_attention.svg"}) {
-    EXPECT_TRUE(fs::exists(fs::path(o.out_dir) / name)) << name << "\n" << out.str();
+    EXPECT_TRUE(fs::exists(fs::path(dir) / name)) << name << "\n" << out.str();
   }
-  const std::string csv = read_file(fs::path(o.out_dir) / "lesson17_attention.csv");
+  const std::string csv = read_file(fs::path(dir) / "lesson17_attention.csv");
   EXPECT_NE(csv.find("\n40,naive,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n40,tiled,"), std::string::npos) << csv;
-  const std::string training = read_file(fs::path(o.out_dir) / "lesson17_training.csv");
+  const std::string training = read_file(fs::path(dir) / "lesson17_training.csv");
   EXPECT_NE(training.find("\nnaive,"), std::string::npos) << training;
   EXPECT_NE(training.find("\ntiled,"), std::string::npos) << training;
   EXPECT_NE(out.str().find("6 N' + 12 L S H"), std::string::npos) << out.str();

@@ -188,5 +188,57 @@ TEST(FlagChecks, AUsageErrorPrintsTheVerdictAndExits64) {
   EXPECT_FLOAT_EQ(lr, 0.5f);
 }
 
+// Runs a one-process driver with `args` and returns what rank_main saw of the bench's
+// outputs ("" when it never ran), with the exit code in `code`.
+std::pair<std::string, std::string> bench_outputs(const DriverConfig& config,
+                                                  std::vector<std::string> args, int& code) {
+  std::pair<std::string, std::string> seen;
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  code = run_driver(static_cast<int>(argv.size()), argv.data(), config, nullptr,
+                    [&](DriverContext& ctx) {
+                      seen = {ctx.bench_csv(), ctx.args().trace};
+                      return Verdict::pass();
+                    });
+  testing::internal::GetCapturedStdout();
+  testing::internal::GetCapturedStderr();
+  return seen;
+}
+
+TEST(FlagChecks, EveryBenchTakesTheDriversCsvAndTrace) {
+  DriverConfig config;
+  config.name = "lesson99";
+  config.title = "bench outputs";
+  config.distributed = false;
+  config.has_bench = true;
+  int code = -1;
+  // No default given: bench-results/<name>.csv; no --trace flag at all.
+  EXPECT_EQ(bench_outputs(config, {"lesson99", "--bench"}, code).first,
+            "bench-results/lesson99.csv");
+  EXPECT_EQ(code, 0);
+  bench_outputs(config, {"lesson99", "--bench", "--trace", "t"}, code);
+  EXPECT_EQ(code, kUsageExitCode);
+  // A default with <N>, replaced by the world size; --csv and --trace as given.
+  config.bench_csv = "out/lesson99_np<N>.csv";
+  config.bench_trace = "out/lesson99_timeline";
+  EXPECT_EQ(
+      bench_outputs(config, {"lesson99", "--bench"}, code),
+      std::make_pair(std::string("out/lesson99_np1.csv"), std::string("out/lesson99_timeline")));
+  EXPECT_EQ(bench_outputs(config, {"lesson99", "--csv", "a/<N>-<N>.csv", "--trace", "a/t"}, code),
+            std::make_pair(std::string("a/1-1.csv"), std::string("a/t")));
+  EXPECT_EQ(code, 0);
+  // An output that cannot be written is a usage error before anything runs.
+  EXPECT_EQ(bench_outputs(config, {"lesson99", "--bench", "--csv", "/proc/no/x.csv"}, code).first,
+            "");
+  EXPECT_EQ(code, kUsageExitCode);
+  // <N> is the world of the rank that asks: 4 ranks write lesson99_np4.csv.
+  DriverContext ctx;
+  ctx.env_.world_size = 4;
+  ctx.args_.csv = config.bench_csv;
+  EXPECT_EQ(ctx.bench_csv(), "out/lesson99_np4.csv");
+}
+
 }  // namespace
 }  // namespace course

@@ -51,6 +51,14 @@ TEST_F(OutputFile, TablesAndPicturesWriteIntoAMissingFolder) {
   EXPECT_NE(read_back(path("pictures/p.svg")).find("</svg>"), std::string::npos);
 }
 
+TEST_F(OutputFile, FilesBesideACsvAreNamedAfterItsStem) {
+  EXPECT_EQ(output_beside("out/lesson19.csv", "balance.csv"), "out/lesson19_balance.csv");
+  EXPECT_EQ(output_beside("bench-results/lesson05_np4.csv", "busbw.svg"),
+            "bench-results/lesson05_np4_busbw.svg");
+  EXPECT_EQ(output_beside("table.csv", "np2.csv"), "table_np2.csv");  // no folder part
+  EXPECT_EQ(output_beside("a.b/run.v2.csv", "x.csv"), "a.b/run.v2_x.csv");
+}
+
 TEST_F(OutputFile, NamesTheFolderItCannotMake) {
   write_output_file(path("plain"), "x");  // a file where a folder should be
   try {
