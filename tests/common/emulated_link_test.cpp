@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -280,8 +281,15 @@ TEST(EmulatedLink, DuplexExchangeIsPacedBothWaysAtOnce) {
     duplex.flush();
     t = {std::chrono::duration<double>(Clock::now() - t0).count(), thread_cpu_seconds() - cpu0};
   };
-  Timing ta{}, tb{};  // both ends of the fastest attempt (the slower end's wall time)
-  for (int k = 0; k < kAttempts; ++k) {
+  const double wire = n * 8 / 1e9;  // 67.1 ms
+  const auto within = [&](const Timing& t) {
+    return std::abs(t.wall_s - wire) <= 0.15 * wire && t.cpu_s < 0.25 * wire;
+  };
+  // Both ends of the fastest attempt (the slower end's wall time). Two threads of one
+  // process share the cores with the rest of a parallel CTest run, so this takes up to
+  // twice the other tests' attempts, stopping at the first in which both ends kept time.
+  Timing ta{}, tb{};
+  for (int k = 0; k < 2 * kAttempts && !(k > 0 && within(ta) && within(tb)); ++k) {
     Listener listener("127.0.0.1", 0);
     SocketStream a(Socket::connect("127.0.0.1", listener.port(), 5s), link);
     SocketStream b(listener.accept_any(5s), link);
@@ -297,7 +305,6 @@ TEST(EmulatedLink, DuplexExchangeIsPacedBothWaysAtOnce) {
       tb = rb;
     }
   }
-  const double wire = n * 8 / 1e9;  // 67.1 ms
   for (const Timing& t : {ta, tb}) {
     EXPECT_NEAR(t.wall_s, wire, 0.15 * wire);
     EXPECT_LT(t.cpu_s, 0.25 * wire);
