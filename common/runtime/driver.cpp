@@ -210,7 +210,7 @@ int run_driver(int argc, char** argv, const DriverConfig& config,
         config.bench_csv.empty() ? "bench-results/" + config.name + ".csv" : config.bench_csv;
     flags
         .option("--csv", args.csv,
-                "--bench: the CSV file (<N>: the number of ranks); a bench of several tables "
+                "--bench: the CSV file (<N> stands for the world size); a bench of several tables "
                 "writes each beside it as STEM_<table>.csv")
         .check(writable(OutputPath::kFileInNewDirectory))
         .show_default();
