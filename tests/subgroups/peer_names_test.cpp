@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../collectives/suite.h"
 
@@ -18,6 +19,16 @@ namespace {
 
 // Bounds every call of the groups made here: a frozen peer is named within it.
 constexpr Millis kGroupTimeout{3000};
+
+// A rank that closes its groups at once can do so while a peer's rendezvous still talks to
+// it, and that peer then fails in its constructor, not in the call under test. Each rank
+// says its groups are up; the closing rank waits for the ranks it is going to leave.
+void say_up(RankContext& ctx, const std::string& prefix) {
+  ctx.store().set(prefix + "/up/" + std::to_string(ctx.rank), "1");
+}
+void wait_up(RankContext& ctx, const std::string& prefix, const std::vector<int>& ranks) {
+  for (int rank : ranks) ctx.store().get(prefix + "/up/" + std::to_string(rank), Millis(30000));
+}
 
 // World 6 as two groups of 3, "tp0" {0,1,2} and "tp1" {3,4,5}. Rank 5 (group rank 2 of
 // tp1) closes its group at once (`freeze` false) or stays silent (`freeze` true); rank 3
@@ -33,7 +44,9 @@ void expect_world_rank_named(const std::string& backend, bool freeze) {
         std::shared_ptr<ProcessGroup> tp0 = world_groups.new_group({0, 1, 2}, "tp0");
         std::shared_ptr<ProcessGroup> tp1 = world_groups.new_group({3, 4, 5}, "tp1");
         const std::string seen = prefix + "/seen";
+        say_up(ctx, prefix);
         if (ctx.rank == 5 && !freeze) {
+          wait_up(ctx, prefix, {3, 4});
           tp1.reset();  // closes its connections: the peer is gone
           return;
         }
@@ -72,7 +85,11 @@ TEST(PeerNames, TheWorldsPeersKeepTheirPlainNames) {
           std::unique_ptr<ProcessGroup> world =
               make_process_group(backend, ctx.store(), ctx.rank, ctx.world,
                                  suite_recipe(ctx, "names-world", kGroupTimeout));
-          if (ctx.rank == 1) return;  // closes the world's connections
+          say_up(ctx, "names-world");
+          if (ctx.rank == 1) {
+            wait_up(ctx, "names-world", {0});
+            return;  // closes the world's connections
+          }
           std::vector<float> data(4);
           try {
             world->recv(data, 1);
@@ -105,7 +122,9 @@ TEST(PeerNames, ASendToAClosedPeerIsAnErrorNotASignal) {
             ASSERT_EQ(::sigaction(SIGPIPE, nullptr, &now), 0);
             EXPECT_EQ(now.sa_handler, SIG_IGN) << "a gloo group's process must not die of SIGPIPE";
           }
+          say_up(ctx, "names-send");
           if (ctx.rank == 1) {
+            wait_up(ctx, "names-send", {0});
             world.reset();  // closes its connections
             ctx.store().set("names-send/closed", "1");
             return;
