@@ -14,6 +14,7 @@ const Kernels& cpu_kernels();
 #if COURSE_HAVE_CUDA
 const Kernels& cuda_kernels();
 bool cuda_device_present();
+void cuda_open_blas_library();
 // Defined in tensor_device_cuda.cpp.
 int cuda_runtime_device_count();
 void cuda_runtime_set_device(int index);
@@ -70,6 +71,16 @@ void cuda_set_device(int index) {
       "--device cuda: this build has no CUDA: install the CUDA toolkit (nvcc in "
       "/usr/local/cuda/bin) and reconfigure (make clean, or delete the build directory), "
       "or run with --device cpu");
+#endif
+}
+
+void cuda_open_blas() {
+#if COURSE_HAVE_CUDA
+  cuda_open_blas_library();
+#else
+  throw ConfigError(
+      "cuBLAS: this build has no CUDA: install the CUDA toolkit (nvcc in "
+      "/usr/local/cuda/bin) and reconfigure");
 #endif
 }
 

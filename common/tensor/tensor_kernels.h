@@ -141,6 +141,12 @@ int cuda_device_count();
 /// per GPU: start at most cuda_device_count() ranks per machine).
 void cuda_set_device(int index);
 
+/// Opens cuBLAS now (the first matrix product on a GPU does it anyway; it is not linked,
+/// so a process that never multiplies on a GPU never loads it). Needs no GPU. Throws
+/// SystemError naming the library and what to do when it cannot be opened, ConfigError in
+/// a build without CUDA.
+void cuda_open_blas();
+
 /// "cpu" -> Device::cpu, "cuda" -> Device::cuda; ConfigError naming both otherwise.
 Device parse_device(const std::string& name);
 

@@ -9,6 +9,8 @@
 // the call. Kernels run on the default stream of the calling thread; copies to the host
 // synchronise, so item() and to_vector() always see finished results.
 //
+// cuBLAS is not linked but opened at the first matrix product on a GPU (cublas_library.h).
+//
 // Tested by tests/common/tensor_test.cpp against the CPU kernels (skipped without a GPU).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <string>
 
+#include "cublas_library.h"
 #include "error.h"
 #include "tensor_kernels.h"
 
@@ -42,8 +45,8 @@ void check_launch(const char* kernel) {
 // One cuBLAS handle per thread (handles are not meant to be shared between threads).
 struct CublasHandle {
   cublasHandle_t handle = nullptr;
-  CublasHandle() { check_cublas(cublasCreate(&handle), "cublasCreate"); }
-  ~CublasHandle() { cublasDestroy(handle); }
+  CublasHandle() { check_cublas(cublas_library().create(&handle), "cublasCreate"); }
+  ~CublasHandle() { cublas_library().destroy(handle); }
 };
 cublasHandle_t thread_cublas() {
   thread_local CublasHandle h;
@@ -278,12 +281,12 @@ class CudaKernels final : public Kernels {
     }
     // cuBLAS is column-major. A row-major [m,n] matrix is a column-major [n,m] one, so
     // compute cᵀ = op(b)ᵀ op(a)ᵀ: swap the operands and the dimensions m and n.
-    check_cublas(
-        cublasSgemm(thread_cublas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                    static_cast<int>(k), &alpha, b, static_cast<int>(trans_b ? k : n), a,
-                    static_cast<int>(trans_a ? m : k), &beta, c, static_cast<int>(n)),
-        "cublasSgemm");
+    check_cublas(cublas_library().sgemm(
+                     thread_cublas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                     trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                     static_cast<int>(k), &alpha, b, static_cast<int>(trans_b ? k : n), a,
+                     static_cast<int>(trans_a ? m : k), &beta, c, static_cast<int>(n)),
+                 "cublasSgemm");
   }
 
   void axpby(float alpha, const float* x, float beta, float* y, int64_t count) const override {

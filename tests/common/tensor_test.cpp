@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "error.h"
@@ -391,6 +393,27 @@ TEST(TensorGather, MaxAbsDiff) {
 TEST(TensorCuda, WithoutAGpuCudaTensorsAreClearErrors) {
   if (cuda_available()) GTEST_SKIP() << "a GPU is present";
   EXPECT_THROW(Tensor::zeros({4}, Device::cuda), Error);
+}
+
+// cuBLAS is opened at the first matrix product on a GPU, not at the start of every
+// process (tensor_kernels_cuda.cu): it is not mapped before, and it opens, with the three
+// functions the kernels call, on a machine without a GPU too.
+bool cublas_is_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("libcublas") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(TensorCuda, CublasIsOpenedAtFirstUseNotAtStart) {
+#if COURSE_HAVE_CUDA
+  EXPECT_FALSE(cublas_is_mapped()) << "cuBLAS was loaded at the start: is it linked again?";
+  cuda_open_blas();
+  EXPECT_TRUE(cublas_is_mapped());
+#else
+  EXPECT_THROW(cuda_open_blas(), ConfigError);
+#endif
 }
 
 TEST(TensorCuda, EveryOpMatchesTheCpu) {
