@@ -15,8 +15,11 @@ namespace course {
 
 /// The cuBLAS functions the CUDA kernels call.
 struct CublasLibrary {
+  /// cublasCreate: a handle (tensor_kernels_cuda.cu keeps one per thread).
   decltype(&cublasCreate) create = nullptr;
+  /// cublasDestroy: the handle freed at its thread's end.
   decltype(&cublasDestroy) destroy = nullptr;
+  /// cublasSgemm: every matrix product on a GPU.
   decltype(&cublasSgemm) sgemm = nullptr;
 };
 

@@ -1,5 +1,5 @@
 """planted.py: mistakes that used to pass, planted in the reference answers for the grader's
-self-test (test_grader.py, LearnerCopy.test_7_planted_mistakes).
+self-test (test_grader.py, Planted.test_planted_mistakes_score_at_most_half).
 
 Each mistake is one or two lines of a lesson's answer file (or of its given code, the
 reference answers beside it) changed so that the results still look right on easy

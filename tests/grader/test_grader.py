@@ -18,15 +18,23 @@
              running, while lesson 02, given its reference code, scores full points; the
              segfault run also grades hidden/01_ranks. Then lesson 05's ring sabotaged to
              send a whole segment before it receives: correct on small buffers, so only the
-             large-message cases catch it; they score 0, in seconds, saying deadlock. Then
-             the mistakes of planted.py (lessons 11 to 14: results right, rule broken,
-             or right until a message wraps) each score at most half of their lesson;
-             those of lessons 15 and 16 too with GRADER_TEST_ALL=1 (each grading builds
-             and runs a lesson: minutes that make test's budget has not got; the units
-             check that their substitutions still apply). The copy builds only what these
-             grade (lessons 01, 02, 05 and 11 to 14, and the libraries of the lessons
-             before them): the stubs of the others are graded in the reference build,
-             from the same sources
+             large-message cases catch it; they score 0, in seconds, saying deadlock
+  planted    the mistakes of planted.py (lessons 11 to 14: results right, rule broken,
+             or right until a message wraps), each planted in a second learner's copy
+             (build/grader-selftest/export-planted), each score at most half of their
+             lesson; those of lessons 15 and 16 too with GRADER_TEST_ALL=1 (each grading
+             builds and runs a lesson: minutes that make test's budget has not got; the
+             units check that their substitutions still apply)
+Each copy builds only what it grades (lessons 01, 02 and 05; lessons 11 to 14; and the
+libraries of the lessons before them): the stubs of the others are graded in the
+reference build, from the same sources.
+
+The parts run as two processes of this file at once (run_halves_at_once below): the
+planted mistakes in one, the rest in the other. Most of a sabotaged or planted grading
+waits for a timeout, so side by side each fills the other's waits (on 2 cores, beside
+CTest: 300 s one after the other, about 200 s at once; docs/bench/ci_history.md). Each
+half's output is printed whole when both have ended. GRADER_TEST_SERIAL=1 runs them in
+this process, one after the other.
 
 The sabotaged files are made at test time from solutions/ (SABOTAGE below): each is the
 reference answer with a few checked textual substitutions, so they follow the reference
@@ -46,7 +54,7 @@ GRADER_TEST_COPY_LINK_FLAGS are the copy's compile and link flags. There: compil
 AddressSanitizer and linked with UndefinedBehaviorSanitizer's runtime too, which that
 build's reference libraries need; not compiled under UBSan, which would report the
 sabotage's null-pointer write as undefined behaviour instead of letting it crash.
-GRADER_TEST_ONLY=units,stubs,reference,sabotage runs a subset.
+GRADER_TEST_ONLY=units,stubs,reference,sabotage,planted runs a subset, in this process.
 
 What this is not: a test of the lessons. A lesson's own tests say whether it works.
 """
@@ -72,8 +80,13 @@ from grading.verdict import judge  # noqa: E402
 
 WORK = ROOT / "build" / "grader-selftest"
 REFERENCE = pathlib.Path(os.environ.get("GRADER_TEST_REFERENCE", ROOT / "build" / "solutions")).resolve()
-EXPORT = WORK / "export"
+EXPORT = WORK / "export"  # the sabotaged copy (LearnerCopy)
+PLANTED_EXPORT = WORK / "export-planted"  # the copy the planted mistakes go into (Planted)
 ONLY = set(filter(None, os.environ.get("GRADER_TEST_ONLY", "").split(",")))
+PARTS = ("units", "reference", "stubs", "sabotage", "planted")
+# The two halves that run at once (see main below): each part's copy is its own build.
+HALVES = ({"units", "reference", "stubs", "sabotage"}, {"planted"})
+PREPARED = os.environ.get("GRADER_TEST_PREPARED") == "1"  # main exported the copies
 # The copy's build: no CUDA, -O1 without debug information (a custom build type). The
 # grader's behaviour depends on neither, and it costs about half of -O2 -g to compile.
 COPY_BUILD = ["--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF", "--cmake-arg=-DCMAKE_BUILD_TYPE=Quick",
@@ -91,6 +104,7 @@ if SANITIZED:
 FAST = ["--grace", "3", "-j", "4", *COPY_BUILD]
 VIS = {"visible", "hidden", "after_due_date", "after_published"}
 TIMES = {"tests": {}, "planted": []}  # what TimedResult writes to WORK/times.json
+TIMES_FILE = WORK / os.environ.get("GRADER_TEST_TIMES", "times.json")
 
 
 def wanted(case):
@@ -109,6 +123,23 @@ def grade(*args, env=None, timeout=1500):
     text = p.stdout.decode(errors="replace")
     print(text[-1500:], flush=True)
     return p.returncode, json.loads(out.read_text()), time.monotonic() - start, text
+
+
+def export_copy(dest):
+    """A learner's copy in `dest` (tools/export_learner.sh), its lessons/ the untouched stubs."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["bash", str(ROOT / "tools" / "export_learner.sh"), str(dest)], cwd=ROOT,
+                   check=True, env=dict(os.environ, COURSE_EXPORT_BUILD=str(REFERENCE)))
+    assert not (dest / "solutions").exists()
+    # The untouched stubs, not this tree's lessons/ (which may hold someone's answers).
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet", "--out",
+                    str(dest)], cwd=ROOT, check=True)
+
+
+def processes_of(copy):
+    """The processes running a program of the copy in `copy`."""
+    return [p for p in pathlib.Path("/proc").glob("[0-9]*")
+            if (os.readlink(p / "exe") if os.access(p / "exe", os.R_OK) else "").startswith(f"{copy}/")]
 
 
 def lessons_with_tests(root):
@@ -404,15 +435,9 @@ class LearnerCopy(Checks, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.other = next((l for l in lessons_with_tests(ROOT) if l.nn != "01"), None)
-        if ONLY and "sabotage" not in ONLY:
+        if (ONLY and "sabotage" not in ONLY) or PREPARED:
             return
-        WORK.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["bash", str(ROOT / "tools" / "export_learner.sh"), str(EXPORT)], cwd=ROOT,
-                       check=True, env=dict(os.environ, COURSE_EXPORT_BUILD=str(REFERENCE)))
-        assert not (EXPORT / "solutions").exists()
-        # The untouched stubs, not this tree's lessons/ (which may hold someone's answers).
-        subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet", "--out",
-                        str(EXPORT)], cwd=ROOT, check=True)
+        export_copy(EXPORT)
 
     @staticmethod
     def break_lesson01():
@@ -435,8 +460,7 @@ class LearnerCopy(Checks, unittest.TestCase):
         mine = [t for t in data["tests"] if t["tags"] == ["lesson01"]]
         self.assertTrue(mine)
         self.assertEqual(sum(t["score"] for t in mine), 0, f"lesson 01 should score 0 when it does {mode}")
-        leftovers = [p for p in pathlib.Path("/proc").glob("[0-9]*")
-                     if str(EXPORT) in (os.readlink(p / "exe") if os.access(p / "exe", os.R_OK) else "")]
+        leftovers = processes_of(EXPORT)
         self.assertFalse(leftovers, f"processes left running after grading {mode}")
         print(f"sabotage {mode}: lesson 01 scores 0, {secs:.0f} s")
         return data, mine
@@ -507,8 +531,21 @@ class LearnerCopy(Checks, unittest.TestCase):
         _, mine = self.sabotage("memory", "--memory-mib", "300")
         self.assert_reasons(mine, r"exceeded 300 MiB of memory")
 
-    @wanted("sabotage")
-    def test_7_planted_mistakes(self):
+
+class Planted(Checks, unittest.TestCase):
+    """The mistakes of planted.py, each in a learner's copy of its own (PLANTED_EXPORT).
+
+    Its own copy and build, so that it runs beside LearnerCopy (main below).
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        if (ONLY and "planted" not in ONLY) or PREPARED:
+            return
+        export_copy(PLANTED_EXPORT)
+
+    @wanted("planted")
+    def test_planted_mistakes_score_at_most_half(self):
         """Each mistake of planted.py (it used to pass) scores at most half of its lesson."""
         from planted import PLANTED, PLANTED_WITH_ALL  # tests/grader/planted.py
         for (topic, name, what), subs in PLANTED.items():
@@ -518,7 +555,7 @@ class LearnerCopy(Checks, unittest.TestCase):
             if nn in PLANTED_WITH_ALL and not os.environ.get("GRADER_TEST_ALL"):
                 continue  # GRADER_TEST_ALL=1 grades them (see the top of this file)
             for f in (ROOT / "solutions" / topic).iterdir():  # the lesson's other answers
-                copy_if_changed(f, EXPORT / "lessons" / topic / f.name)
+                copy_if_changed(f, PLANTED_EXPORT / "lessons" / topic / f.name)
             src = ROOT / "solutions" / topic / name
             if not src.exists():  # a mistake in given code, beside the reference answers
                 src = ROOT / "lessons" / topic / name
@@ -527,16 +564,16 @@ class LearnerCopy(Checks, unittest.TestCase):
                 text, n = re.subn(pattern, lambda _: replacement, text, flags=re.S)
                 self.assertEqual(n, count, f"planted '{what}': {pattern!r} matched {n} times; "
                                            f"the reference changed: update tests/grader/planted.py")
-            write_if_changed(text, EXPORT / "lessons" / topic / name)
+            write_if_changed(text, PLANTED_EXPORT / "lessons" / topic / name)
             try:
-                _, data, secs, _ = grade("--root", str(EXPORT), "--json",
+                _, data, secs, _ = grade("--root", str(PLANTED_EXPORT), "--json",
                                          str(WORK / f"planted-{nn}.json"), "--lesson", nn, *FAST,
                                          timeout=900)
             finally:  # the stubs and given code again, as a learner's copy starts
                 subprocess.run([sys.executable, str(ROOT / "tools" / "make_stubs.py"), "--quiet",
-                                "--out", str(EXPORT), "--lesson", topic], cwd=ROOT, check=True)
+                                "--out", str(PLANTED_EXPORT), "--lesson", topic], cwd=ROOT, check=True)
                 if src.parent.parent.name == "lessons":
-                    copy_if_changed(src, EXPORT / "lessons" / topic / name)
+                    copy_if_changed(src, PLANTED_EXPORT / "lessons" / topic / name)
             self.check_grade_json(data)
             mine = [t for t in data["tests"] if t["tags"] == [f"lesson{nn}"]]
             total = sum(t["max_score"] for t in mine)
@@ -548,19 +585,71 @@ class LearnerCopy(Checks, unittest.TestCase):
 
 
 class TimedResult(unittest.TextTestResult):
-    """Records each test's seconds in WORK/times.json, for tools/profile_test.py."""
+    """Records each test's seconds in WORK/times.json (TIMES_FILE), for tools/profile_test.py."""
 
     def startTest(self, test):
-        self._started = time.monotonic()
+        self._started, self._skipped = time.monotonic(), False
         super().startTest(test)
+
+    def addSkip(self, test, reason):
+        self._skipped = True  # another half runs it (GRADER_TEST_ONLY)
+        super().addSkip(test, reason)
 
     def stopTest(self, test):
         super().stopTest(test)
+        if self._skipped:
+            return
         TIMES["tests"][test.id().split(".", 1)[-1]] = round(time.monotonic() - self._started, 1)
         WORK.mkdir(parents=True, exist_ok=True)
-        (WORK / "times.json").write_text(json.dumps(TIMES, indent=1))
+        TIMES_FILE.write_text(json.dumps(TIMES, indent=1))
+
+
+def run_halves_at_once():
+    """Every part, as two processes of this file at once (HALVES), each with its copy.
+
+    Most of a sabotaged or planted grading is spent waiting (for a timeout, for a peer
+    that never comes), and each half grades one copy after the other: side by side they
+    fill each other's waits. The copies are exported here first, one after the other, as
+    both exports build in the one reference build tree. Each half's output is printed
+    whole, after both have ended; the times of both go to WORK/times.json.
+    """
+    WORK.mkdir(parents=True, exist_ok=True)
+    export_copy(EXPORT)
+    export_copy(PLANTED_EXPORT)
+    started = time.monotonic()
+    runs = []
+    for n, half in enumerate(HALVES):
+        log = WORK / f"half-{n}.log"
+        env = dict(os.environ, GRADER_TEST_ONLY=",".join(sorted(half)), GRADER_TEST_PREPARED="1",
+                   GRADER_TEST_TIMES=f"times-{n}.json")
+        with open(log, "w") as out:
+            runs.append((half, log, subprocess.Popen([sys.executable, __file__, *sys.argv[1:]],
+                                                     env=env, stdout=out, stderr=subprocess.STDOUT)))
+    failed = []
+    merged = {"tests": {}, "planted": []}
+    for n, (half, log, proc) in enumerate(runs):
+        rc = proc.wait()
+        print(f"== {', '.join(sorted(half))} (exit {rc}) ==\n{log.read_text()}", flush=True)
+        if rc != 0:
+            failed.append(",".join(sorted(half)))
+        times = WORK / f"times-{n}.json"
+        if times.exists():
+            part = json.loads(times.read_text())
+            merged["tests"].update(part["tests"])
+            merged["planted"] += part["planted"]
+    (WORK / "times.json").write_text(json.dumps(merged, indent=1))
+    print(f"the grader's self-test: {len(merged['tests'])} tests in "
+          f"{time.monotonic() - started:.0f} s, {len(HALVES)} halves at once"
+          + (f"; FAILED: {'; '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
+    if not ONLY and not os.environ.get("GRADER_TEST_SERIAL"):
+        sys.exit(run_halves_at_once())
+    unknown = ONLY - set(PARTS)
+    if unknown:
+        sys.exit(f"GRADER_TEST_ONLY: unknown part(s) {', '.join(sorted(unknown))}: "
+                 f"pick from {','.join(PARTS)}")
     unittest.main(verbosity=2, testRunner=unittest.TextTestRunner(resultclass=TimedResult,
                                                                   verbosity=2))
