@@ -31,8 +31,9 @@ reference build, from the same sources.
 
 The parts run as two processes of this file at once (run_halves_at_once below): the
 planted mistakes in one, the rest in the other. Most of a sabotaged or planted grading
-waits for a timeout, so side by side each fills the other's waits (on 2 cores, beside
-CTest: 300 s one after the other, about 200 s at once; docs/bench/ci_history.md). Each
+waits for a timeout, so side by side each fills the other's waits (on 2 cores, from the
+end of the build to the end of both CTest and the grader: 304 s in one process, 290 s in
+two, although the second copy builds course_common again; docs/bench/ci_history.md). Each
 half's output is printed whole when both have ended. GRADER_TEST_SERIAL=1 runs them in
 this process, one after the other.
 
