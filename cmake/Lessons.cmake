@@ -74,10 +74,15 @@ function(course_add_test)
 endfunction()
 
 # A lesson's library code compiles with common's flags, so it reuses course_common's
-# precompiled standard headers (COURSE_PCH; CUDA files go without).
+# precompiled standard headers (COURSE_PCH; CUDA files go without), or course_pch's where
+# course_common is prebuilt (common/CMakeLists.txt).
 function(_course_reuse_pch target)
   if(COURSE_PCH)
-    target_precompile_headers(${target} REUSE_FROM course_common)
+    if(TARGET course_pch)
+      target_precompile_headers(${target} REUSE_FROM course_pch)
+    else()
+      target_precompile_headers(${target} REUSE_FROM course_common)
+    endif()
     get_target_property(srcs ${target} SOURCES)
     list(FILTER srcs INCLUDE REGEX "\\.cu$")
     if(srcs)

@@ -33,7 +33,7 @@ The parts run as two processes of this file at once (run_halves_at_once below): 
 planted mistakes in one, the rest in the other. Most of a sabotaged or planted grading
 waits for a timeout, so side by side each fills the other's waits (on 2 cores, from the
 end of the build to the end of both CTest and the grader: 304 s in one process, 290 s in
-two, although the second copy builds course_common again; docs/bench/ci_history.md). Each
+two; docs/bench/ci_history.md). Each
 half's output is printed whole when both have ended. GRADER_TEST_SERIAL=1 runs them in
 this process, one after the other.
 
@@ -45,9 +45,11 @@ The copy's lessons/ are the stubs generated from solutions/, whatever this tree'
 lessons/ holds (someone working through the course has answers there); so are the stubs
 graded in the reference build (BUILD/stub-tree).
 
-The copy is built without CUDA and at -O1 without debug information (COPY_BUILD: the
-grader's behaviour depends on neither) and kept between runs, so a second `make test`
-rebuilds only what changed. Its cases grade four tests at a time (FAST): most of a
+The copy is built at -O1 without debug information (COPY_BUILD: the grader's behaviour
+does not depend on it), links the reference build's course_common instead of compiling
+common/ again (COURSE_PREBUILT_COMMON, cmake/PrebuiltCommon.cmake: the copy's common/ is
+the reference's, which its configure checks file by file), and is kept between runs, so a
+second `make test` rebuilds only what changed. Its cases grade four tests at a time (FAST): most of a
 sabotaged test's time is spent waiting for its timeout.
 GRADER_TEST_REFERENCE=DIR takes the reference build from DIR instead of build/solutions
 (`make test SANITIZE=asan`: build/asan); GRADER_TEST_COPY_CXX_FLAGS and
@@ -88,9 +90,11 @@ PARTS = ("units", "reference", "stubs", "sabotage", "planted")
 # The two halves that run at once (see main below): each part's copy is its own build.
 HALVES = ({"units", "reference", "stubs", "sabotage"}, {"planted"})
 PREPARED = os.environ.get("GRADER_TEST_PREPARED") == "1"  # main exported the copies
-# The copy's build: no CUDA, -O1 without debug information (a custom build type). The
-# grader's behaviour depends on neither, and it costs about half of -O2 -g to compile.
-COPY_BUILD = ["--cmake-arg=-DCOURSE_ENABLE_CUDA=OFF", "--cmake-arg=-DCMAKE_BUILD_TYPE=Quick",
+# The copy's build: -O1 without debug information (a custom build type), which the grader's
+# behaviour does not depend on and costs about half of -O2 -g to compile; course_common is
+# the reference build's (compiling it again cost each copy about a minute of the cores
+# CTest runs on beside it), so CUDA and NCCL are linked or not as there.
+COPY_BUILD = [f"--cmake-arg=-DCOURSE_PREBUILT_COMMON={REFERENCE}", "--cmake-arg=-DCMAKE_BUILD_TYPE=Quick",
               "--cmake-arg=-DCMAKE_CXX_FLAGS_QUICK=-O1",
               f"--cmake-arg=-DCMAKE_CXX_FLAGS={os.environ.get('GRADER_TEST_COPY_CXX_FLAGS', '')}",
               f"--cmake-arg=-DCMAKE_EXE_LINKER_FLAGS={os.environ.get('GRADER_TEST_COPY_LINK_FLAGS', '')}"]
@@ -220,6 +224,44 @@ class Units(unittest.TestCase):
             stub = make_stubs.stub_text(src, "lesson12")
             self.assertIn("// TODO(lesson12): fill free slots, publish each with a\n  COURSE_TODO", stub)
             self.assertNotIn("Step 2", stub)
+
+    @wanted("units")
+    def test_prebuilt_common_needs_the_same_sources(self):
+        # A copy links the reference's course_common only while its common/ is the
+        # reference's, byte for byte (cmake/PrebuiltCommon.cmake, COPY_BUILD): a source,
+        # header or CMakeLists.txt changed, added or missing on either side stops the
+        # configure, naming it. Other files (an editor's backup) are not compared.
+        import tempfile
+        files = {"CMakeLists.txt": "add_library(x runtime/a.cpp)\n", "runtime/a.cpp": "int a = 1;\n",
+                 "runtime/a.h": "extern int a;\n", "tensor/k.cu": "// k\n"}
+        cases = [({}, None), ({"runtime/a.h~": "old"}, None),
+                 ({"runtime/a.cpp": "int a = 2;\n"}, r"common/runtime/a\.cpp differs between"),
+                 ({"CMakeLists.txt": "\n"}, r"common/CMakeLists\.txt differs between"),
+                 ({"runtime/b.h": ""}, r"common/runtime/b\.h is in \S*mine and not in \S*theirs"),
+                 ({"tensor/k.cu": None}, r"common/tensor/k\.cu is in \S*theirs and not in \S*mine")]
+        with tempfile.TemporaryDirectory() as tmp:
+            script = pathlib.Path(tmp, "check.cmake")
+            script.write_text(f'cmake_minimum_required(VERSION 3.22)\n'
+                              f'include("{ROOT}/cmake/PrebuiltCommon.cmake")\n'
+                              'course_check_same_common(${MINE} ${THEIRS})\n')
+            for changes, error in cases:
+                for side, edits in (("theirs", {}), ("mine", changes)):
+                    shutil.rmtree(pathlib.Path(tmp, side), ignore_errors=True)
+                    for name, text in {**files, **edits}.items():
+                        if text is not None:
+                            path = pathlib.Path(tmp, side, "common", name)
+                            path.parent.mkdir(parents=True, exist_ok=True)
+                            path.write_text(text)
+                p = subprocess.run(["cmake", f"-DMINE={tmp}/mine", f"-DTHEIRS={tmp}/theirs", "-P",
+                                    str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True)
+                with self.subTest(changes=changes):
+                    if error is None:
+                        self.assertEqual(p.returncode, 0, p.stdout)
+                    else:
+                        self.assertNotEqual(p.returncode, 0, p.stdout)
+                        self.assertRegex(" ".join(p.stdout.split()), error)
+                        self.assertIn("configure without COURSE_PREBUILT_COMMON", " ".join(p.stdout.split()))
 
     @wanted("units")
     def test_gtest_listing(self):
