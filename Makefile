@@ -149,9 +149,11 @@ test-stub-builds: test-build
 	 else echo "test-stub-builds: skipped (a learner's copy: lessons/ holds your code)"; fi
 
 # The scripts' own tests (tests/tools): tools/shaped_link.sh's argument checks, and as
-# root its namespaces, shaping and clean-up (skipped, with the reason, elsewhere).
+# root its namespaces, shaping and clean-up (skipped, with the reason, elsewhere); what
+# tools/lint.py's verdict cache key holds.
 test-tools: setup
 	@bash tests/tools/shaped_link_test.sh
+	@python3 tests/tools/lint_key_test.py
 
 # The grader (tools/grade.py) on the stubs, the reference and sabotaged code.
 test-grader: setup

@@ -16,7 +16,9 @@ run-clang-tidy:
   on a late main.cpp.
 - A file that passed is not linted again on this machine while nothing it sees has
   changed: the key is the file as clang preprocesses it (every header's text, the flags,
-  the macros), the clang-tidy configurations that apply to it and clang-tidy's version.
+  the macros) with the comments clang-tidy reads (NOLINT, `/*name=*/`), the clang-tidy
+  configurations that apply to it and clang-tidy's version; the level of debug
+  information is left out.
   The cache is COURSE_LINT_CACHE (default ~/.cache/course-lint); COURSE_LINT_CACHE=off
   lints everything. Files with findings are never cached: they are reported every run.
 - The compile commands are given to clang-tidy without GCC's precompiled header (clang
@@ -133,11 +135,43 @@ def cache_key(entry, args, tidy_version):
     root = str(ROOT).encode()
     h = hashlib.sha256()
     h.update(tidy_version.encode())
-    h.update("\0".join(flags).encode().replace(root, b"<tree>"))
+    # The level of debug information (-g, -g1) changes nothing clang-tidy reads: one name
+    # for all of them, so a build that changes it keeps the verdicts.
+    named = ["-g" if re.fullmatch(r"-g(gdb)?[0-3]?", f) else f for f in flags]
+    h.update("\0".join(named).encode().replace(root, b"<tree>"))
     for c in configs(pathlib.Path(entry["file"])):
         h.update(c.read_bytes())
     h.update(p.stdout.replace(root, b"<tree>"))
+    read = comments_read(p.stdout, root, entry["directory"])
+    if read:
+        h.update(b"\0comments\0" + read)
     return h.hexdigest()
+
+
+LINE_MARKER = re.compile(rb'^# [0-9]+ "([^"]+)"', re.M)
+READ_COMMENT = re.compile(rb"^.*(NOLINT|/\*\s*\w+\s*=\s*\*/).*$", re.M)
+
+
+def comments_read(preprocessed, root, directory):
+    """The lines of the course's own files in `preprocessed` with a comment clang-tidy reads.
+
+    clang -E drops comments, and clang-tidy reads two kinds: NOLINT and argument comments
+    (`/*name=*/`, bugprone-argument-comment). Without these lines in the key, removing a
+    NOLINT or renaming an argument comment would keep an earlier pass. Only they are added,
+    so the key of a file whose sources have none is what it was without them. The line
+    markers name files as the compiler found them, relative to `directory` or absolute.
+    """
+    lines = []
+    for name in sorted(set(LINE_MARKER.findall(preprocessed))):
+        path = os.path.normpath(os.path.join(directory.encode(), name))
+        if not path.startswith(root + b"/"):
+            continue
+        try:
+            text = pathlib.Path(path.decode()).read_bytes()
+        except OSError:
+            continue
+        lines += [path[len(root):] + b":" + m.group(0).strip() for m in READ_COMMENT.finditer(text)]
+    return b"\n".join(lines)
 
 
 def main():
