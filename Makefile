@@ -11,8 +11,9 @@
 #   make format     clang-format every C++ file
 #   make format-check  fail, naming the files, where clang-format would change something
 #   make lint       clang-tidy (.clang-tidy) on every C++ file of the reference build
-#                   (a file that passed is skipped while what it reads is unchanged);
-#                   make lint-all lints every file
+#                   (a file that passed is skipped while what it reads is unchanged;
+#                   tools/lint_passed.txt, committed, says which passed, for a fresh
+#                   machine); make lint-all lints every file
 #   make grade      score the learner's code, every lesson (grade-lessonNN: one); grade.json
 #   make docs       the Doxygen site in docs/html
 #   make bench      the benchmarks on the reference code: nccl-tests tables, CSV and SVG
@@ -357,8 +358,10 @@ format-check:
 # clang-tidy over the reference build's compile_commands.json: every .cpp of common/,
 # lessons/, solutions/, tests/ and tools/ (CUDA files aside), the stubs of lessons/ aside
 # (tools/lint.py), the longest first, as many at a time as JOBS, and a file that
-# passed not again while nothing it includes changed (tools/lint.py; COURSE_LINT_CACHE=off
-# lints everything). LINT_FILES narrows it to a regex of paths, e.g.
+# passed not again while nothing it includes changed (tools/lint.py: the machine's cache,
+# and tools/lint_passed.txt, which each run rewrites: commit it with the change, and a
+# fresh machine lints only the files changed since; `make lint-all` lints everything and
+# writes it anew). LINT_FILES narrows it to a regex of paths, e.g.
 # LINT_FILES='common/comm/.*'. tests/.clang-tidy says why the tests go without the analyzer.
 LINT_FILES ?= (common|lessons|solutions|tests|tools)/.*\.cpp
 CLANG_TIDY ?= clang-tidy

@@ -21,6 +21,13 @@ run-clang-tidy:
   information is left out.
   The cache is COURSE_LINT_CACHE (default ~/.cache/course-lint); COURSE_LINT_CACHE=off
   lints everything. Files with findings are never cached: they are reported every run.
+- The same verdicts travel with the tree, for a fresh machine: tools/lint_passed.txt
+  holds, for each file that passed, the key it passed with, rewritten by every run (a
+  file with findings leaves it) and committed with the change. A fresh clone on a
+  machine without the cache computes each file's key and lints the files whose key is
+  not the one recorded: those that changed, or whose headers, flags, configurations or
+  clang-tidy changed, since the record was last written. COURSE_LINT_CACHE=off (`make
+  lint-all`) reads neither and writes the record anew.
 - The compile commands are given to clang-tidy without GCC's precompiled header (clang
   cannot read it), so each file is checked for the includes it really has.
 - A unity build (COURSE_UNITY: CMake compiles batches "Unity/unity_N_cxx.cxx" that include
@@ -43,6 +50,12 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+RECORD = ROOT / "tools" / "lint_passed.txt"
+RECORD_HEADER = """\
+# The files of the tree that passed `make lint`, each with the key of what clang-tidy read
+# (tools/lint.py): a file whose key is unchanged is not linted again, on any machine.
+# Written by `make lint` (`make lint-all` writes it anew); commit it with the change.
+"""
 
 QUIET = ("warnings generated", "warning generated", "Suppressed ", "Use -header-filter",
          "Use -system-headers")
@@ -174,6 +187,34 @@ def comments_read(preprocessed, root, directory):
     return b"\n".join(lines)
 
 
+def read_record(path):
+    """{file: key} from a record (tools/lint_passed.txt); empty when there is none."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return {}
+    record = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and not line.startswith("#") and re.fullmatch(r"[0-9a-f]{64}", parts[1]):
+            record[parts[0]] = parts[1]
+    return record
+
+
+def write_record(path, record):
+    """Writes {file: key}, sorted, the files that still exist only; untouched if unchanged."""
+    lines = [f"{f} {k}\n" for f, k in sorted(record.items()) if (ROOT / f).is_file()]
+    text = RECORD_HEADER + "".join(lines)
+    try:
+        if path.read_text() == text:
+            return
+    except OSError:
+        pass
+    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 def main():
     ap = argparse.ArgumentParser(description="clang-tidy over the course's files")
     ap.add_argument("build", type=pathlib.Path)
@@ -202,6 +243,8 @@ def main():
         cache_setting or pathlib.Path.home() / ".cache" / "course-lint")
     tidy_version = subprocess.run([a.clang_tidy, "--version"], stdout=subprocess.PIPE,
                                   text=True).stdout
+    record = read_record(RECORD)
+    recorded = dict(record) if cache else {}  # what a run may skip; lint-all skips nothing
     durations = {}
     if cache:
         (cache / "passed").mkdir(parents=True, exist_ok=True)
@@ -226,9 +269,10 @@ def main():
 
     def lint_one(path):
         e = entries[path]
-        key = cache_key(e, e["arguments"], tidy_version) if cache else None
-        if key and (cache / "passed" / key).exists():
-            return path, "cached", "", 0.0
+        key = cache_key(e, e["arguments"], tidy_version)
+        rel = str(pathlib.Path(path).relative_to(ROOT))
+        if key and (recorded.get(rel) == key or (cache and (cache / "passed" / key).exists())):
+            return path, "cached", "", 0.0, key
         start = time.monotonic()
         p = subprocess.run([a.clang_tidy, "-p", str(database), "--quiet", path],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -237,15 +281,19 @@ def main():
         text = "\n".join(l for l in p.stdout.splitlines()
                          if l.strip() and not any(q in l for q in QUIET))
         clean = p.returncode == 0 and "warning:" not in text and "error:" not in text
-        if clean and key:
+        if clean and key and cache:
             (cache / "passed" / key).touch()
-        return path, "clean" if clean else "findings", text, took
+        return path, "clean" if clean else "findings", text, took, key
 
     start = time.monotonic()
     findings, cached, measured = [], 0, {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        for path, status, text, took in pool.map(lint_one, order):
+        for path, status, text, took, key in pool.map(lint_one, order):
             rel = str(pathlib.Path(path).relative_to(ROOT))
+            if status == "findings" or not key:
+                record.pop(rel, None)
+            else:
+                record[rel] = key
             if status == "cached":
                 cached += 1
                 measured.setdefault(path, durations.get(rel, 0.0))  # its last measured time
@@ -255,6 +303,7 @@ def main():
             if status == "findings":
                 findings.append(rel)
                 print(text, flush=True)
+    write_record(RECORD, record)
     if cache:
         tmp = cache / f"durations.json.{os.getpid()}"
         tmp.write_text(json.dumps(durations, indent=0, sort_keys=True))
