@@ -318,6 +318,11 @@ def main():
     times.update({str(pathlib.Path(p).relative_to(ROOT)): round(t, 1) for p, t in measured.items()})
     times_path.write_text(json.dumps(times, indent=0, sort_keys=True))
     took = time.monotonic() - start
+    # What this run did, for the profile: how many files clang-tidy read, how many kept the
+    # verdict they passed with (the machine's cache or tools/lint_passed.txt).
+    (build / "lint-run.json").write_text(json.dumps(
+        {"files": len(order), "linted": len(order) - cached, "kept": cached,
+         "seconds": round(took, 1)}))
     note = f" ({cached} unchanged since they last passed)" if cached else ""
     if findings:
         print(f"lint: clang-tidy found problems in {len(findings)} files (.clang-tidy): "

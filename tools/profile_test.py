@@ -13,7 +13,8 @@ Reads, after a `make test` in BUILD (and, for the lint section, a `make lint`):
 - build/grader-selftest/times.json (tests/grader/test_grader.py writes it): each of the
   grader's own tests, and each planted mistake by lesson;
 - BUILD/lint-times.json (tools/lint.py writes it): clang-tidy's seconds per file, by folder,
-  and the 20 slowest files.
+  and the 20 slowest files; BUILD/lint-run.json: how many files the last run gave to
+  clang-tidy and how many kept their verdict (the machine's cache, tools/lint_passed.txt).
 
 The last section counts what was checked (tests, labels, stub drivers, grader tests,
 planted mistakes, linted files), so a cut that drops a check shows in the counts.
@@ -142,6 +143,14 @@ def lint_section(build):
     files = json.loads(times.read_text())
     total = sum(files.values())
     print(f"lint: {len(files)} files, {minutes(total)} of clang-tidy time")
+    try:
+        run = json.loads((build / "lint-run.json").read_text())
+        print(f"  the last run: {run['files']} files in {minutes(run['seconds'])}, {run['linted']} "
+              f"read by clang-tidy, {run['kept']} keeping the verdict they passed with (the "
+              f"machine's cache or tools/lint_passed.txt); a kept file's time is its last "
+              f"measured on this machine, 0 when never")
+    except (OSError, ValueError, KeyError):
+        pass
     folders = collections.defaultdict(float)
     for f, s in files.items():
         folders[f.split("/")[0] + "/"] += s
