@@ -52,13 +52,28 @@ set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Seconds each CTest test may run")
 # --impl stubs`) to show that every test worth points stops at a TODO of its own lesson.
 # It is built with the rest of the tree, so that its link shares the cores with other
 # files compiling instead of waiting for the grader, which builds one lesson at a time.
+#
+# Where the harness comes from another build tree (COURSE_PREBUILT_TESTS,
+# cmake/PrebuiltCommon.cmake), the objects of the programs that tree recorded are its own,
+# linked as they are; any other test program (an instructor's hidden tests) compiles here,
+# without the precompiled header, which that tree's harness made. A tree that compiles its
+# own harness records its lessons' test programs (test_NN, tests/NN_topic) for such builds.
 function(course_add_test)
   cmake_parse_arguments(T "" "NAME;LABEL" "SOURCES;LIBS;STUB_LIBS" ${ARGN})
-  add_library(${T_NAME}_objects OBJECT ${T_SOURCES})
-  target_compile_options(${T_NAME}_objects PRIVATE ${COURSE_TEST_CXX_FLAGS})
-  target_link_libraries(${T_NAME}_objects PRIVATE ${T_LIBS} course_harness GTest::gtest)
-  if(COURSE_PCH)
-    target_precompile_headers(${T_NAME}_objects REUSE_FROM course_harness)
+  if(T_NAME IN_LIST COURSE_PREBUILT_TESTS)
+    add_library(${T_NAME}_objects OBJECT IMPORTED)
+    set_target_properties(${T_NAME}_objects PROPERTIES
+                          IMPORTED_OBJECTS "${COURSE_PREBUILT_OBJECTS_${T_NAME}}")
+  else()
+    add_library(${T_NAME}_objects OBJECT ${T_SOURCES})
+    target_compile_options(${T_NAME}_objects PRIVATE ${COURSE_TEST_CXX_FLAGS})
+    target_link_libraries(${T_NAME}_objects PRIVATE ${T_LIBS} course_harness GTest::gtest)
+    if(COURSE_PCH AND NOT COURSE_PREBUILT_TESTS)
+      target_precompile_headers(${T_NAME}_objects REUSE_FROM course_harness)
+    endif()
+    if(NOT COURSE_PREBUILT_COMMON AND T_NAME MATCHES "^test_[0-9][0-9]$")
+      course_note_test_objects(${T_NAME})  # a lesson's own tests, tests/NN_topic
+    endif()
   endif()
   add_executable(${T_NAME} $<TARGET_OBJECTS:${T_NAME}_objects>)
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} course_harness GTest::gtest GTest::gtest_main)

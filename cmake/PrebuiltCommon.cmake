@@ -1,17 +1,28 @@
 # course_common from another build tree (COURSE_PREBUILT_COMMON=DIR), instead of compiling
-# common/ again. The grader's self-test (tests/grader/test_grader.py) configures its
-# learner's copies so: each copy's common/ is the reference's, file for file, and compiling
-# it again cost each copy about a minute of the 2 cores that CTest runs on beside it.
+# common/ again, and that tree's test harness and test objects. The grader's self-test
+# (tests/grader/test_grader.py) configures its learner's copies so: each copy's common/ and
+# tests/ are the reference's, file for file, and compiling them again cost each copy about
+# a minute (common/), then about half of what was left (the harness and the test files), of
+# the 2 cores that CTest runs on beside it.
 #
 # What makes this safe, checked when the copy is configured:
 #   - DIR/common/course_common_prebuilt.cmake, written by DIR's own configure, says where
 #     DIR's archive is, which source tree it was compiled from, and whether Gloo, CUDA and
 #     NCCL were compiled in (the archive's objects call them, so this build links them);
 #   - every file of this tree's common/ is the same as that source tree's (the first that
-#     differs is named: configure without COURSE_PREBUILT_COMMON, or export again).
-# The copy compiles its own code with its own flags; only common/'s objects come from DIR.
+#     differs is named: configure without COURSE_PREBUILT_COMMON, or export again);
+#   - DIR/tests/course_tests_prebuilt.cmake names DIR's harness archive and the objects of
+#     each lesson's test program (test_NN, tests/NN_topic); they are linked only while
+#     every file of tests/ (the grader's own and the scripts' aside) and every header of
+#     lessons/ and common/ (which the test files include) is the same as there, none is
+#     missing, none added has the name of one there (which an #include could then find
+#     instead), and each object is built; otherwise the copy compiles its tests itself,
+#     saying why.
+# The copy compiles its own lessons' code with its own flags; only common/'s objects and the
+# test programs' own come from DIR. Instructors' hidden tests are always compiled.
 #
-# What this is not: a package. The archive is linked where it lies; DIR must stay built.
+# What this is not: a package. The archives and objects are linked where they lie; DIR must
+# stay built.
 set(COURSE_PREBUILT_COMMON "" CACHE PATH
     "A build tree of the same common/ whose course_common to link instead of compiling one")
 
@@ -48,30 +59,114 @@ macro(course_read_prebuilt_common dir)
   endif()
 endmacro()
 
+# The first difference between two trees' files `globs` (relative to each tree, e.g.
+# common/*.h, matched in every folder below), as a sentence, or "" when both have the same
+# names and the same bytes. Relative paths matching the regex `exclude` (or "") are left out.
+# With `new_names_ok` ON, a header only `mine` has is no difference while no file of
+# `theirs` has its name: an #include of theirs cannot have meant it (the sabotage a
+# grader's copy adds as a header of its own). A source only one side has always differs.
+function(course_first_difference out mine theirs exclude new_names_ok)
+  set(globs ${ARGN})
+  list(TRANSFORM globs PREPEND ${mine}/ OUTPUT_VARIABLE mine_globs)
+  list(TRANSFORM globs PREPEND ${theirs}/ OUTPUT_VARIABLE their_globs)
+  file(GLOB_RECURSE mine_files RELATIVE ${mine} ${mine_globs})
+  file(GLOB_RECURSE their_files RELATIVE ${theirs} ${their_globs})
+  if(exclude)
+    list(FILTER mine_files EXCLUDE REGEX "${exclude}")
+    list(FILTER their_files EXCLUDE REGEX "${exclude}")
+  endif()
+  foreach(f IN LISTS their_files)
+    if(NOT f IN_LIST mine_files)
+      set(${out} "${f} is in ${theirs} and not in ${mine}" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(their_names ${their_files})
+  list(TRANSFORM their_names REPLACE "^.*/" "")
+  foreach(f IN LISTS mine_files)
+    get_filename_component(name ${f} NAME)
+    if(new_names_ok AND name MATCHES "\\.h$" AND NOT f IN_LIST their_files
+       AND NOT name IN_LIST their_names)
+      continue()
+    endif()
+    if(NOT f IN_LIST their_files)
+      set(${out} "${f} is in ${mine} and not in ${theirs}" PARENT_SCOPE)
+      return()
+    endif()
+    file(SHA256 ${mine}/${f} a)
+    file(SHA256 ${theirs}/${f} b)
+    if(NOT a STREQUAL b)
+      set(${out} "${f} differs between ${mine} and ${theirs}" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(${out} "" PARENT_SCOPE)
+endfunction()
+
 # Stops the configure unless the files of `mine`/common are those of `theirs`/common: the
 # same names (of the sources, headers and CMakeLists.txt) and the same bytes.
 function(course_check_same_common mine theirs)
-  set(kinds *.h *.cpp *.cu CMakeLists.txt)
-  list(TRANSFORM kinds PREPEND ${mine}/common/ OUTPUT_VARIABLE mine_globs)
-  list(TRANSFORM kinds PREPEND ${theirs}/common/ OUTPUT_VARIABLE their_globs)
-  file(GLOB_RECURSE mine_files RELATIVE ${mine}/common ${mine_globs})
-  file(GLOB_RECURSE their_files RELATIVE ${theirs}/common ${their_globs})
-  set(advice "the prebuilt course_common (COURSE_PREBUILT_COMMON) was compiled from other "
-             "sources: configure without COURSE_PREBUILT_COMMON to compile common/ here, or "
-             "export this copy again from ${theirs}")
-  foreach(f IN LISTS their_files)
-    if(NOT f IN_LIST mine_files)
-      message(FATAL_ERROR "common/${f} is in ${theirs} and not in ${mine}: ${advice}")
-    endif()
-  endforeach()
-  foreach(f IN LISTS mine_files)
-    if(NOT EXISTS ${theirs}/common/${f})
-      message(FATAL_ERROR "common/${f} is in ${mine} and not in ${theirs}: ${advice}")
-    endif()
-    file(SHA256 ${mine}/common/${f} a)
-    file(SHA256 ${theirs}/common/${f} b)
-    if(NOT a STREQUAL b)
-      message(FATAL_ERROR "common/${f} differs between ${mine} and ${theirs}: ${advice}")
-    endif()
-  endforeach()
+  course_first_difference(diff ${mine} ${theirs} "" OFF common/*.h common/*.cpp common/*.cu
+                          common/CMakeLists.txt)
+  if(diff)
+    message(FATAL_ERROR "${diff}: the prebuilt course_common (COURSE_PREBUILT_COMMON) was "
+                        "compiled from other sources: configure without COURSE_PREBUILT_COMMON "
+                        "to compile common/ here, or export this copy again from ${theirs}")
+  endif()
 endfunction()
+
+# The test programs whose objects another build may link (course_add_test,
+# cmake/Lessons.cmake: each lesson's test_NN), as a global property that the record of this
+# tree's tests lists (course_write_prebuilt_tests_record).
+function(course_note_test_objects name)
+  set_property(GLOBAL APPEND PROPERTY COURSE_TEST_PROGRAMS ${name})
+endfunction()
+
+# The reference side, at the end of the top CMakeLists.txt: DIR/tests/course_tests_prebuilt.cmake,
+# the harness archive and each test program's objects.
+function(course_write_prebuilt_tests_record)
+  get_property(programs GLOBAL PROPERTY COURSE_TEST_PROGRAMS)
+  set(content "# Written by this build tree's configure (cmake/PrebuiltCommon.cmake): the test objects
+# that a build with COURSE_PREBUILT_COMMON=${CMAKE_BINARY_DIR} links when its tests/ are these.
+set(COURSE_PREBUILT_HARNESS \"$<TARGET_FILE:course_harness>\")
+set(COURSE_PREBUILT_TEST_PROGRAMS ${programs})
+")
+  foreach(name IN LISTS programs)
+    string(APPEND content "set(COURSE_PREBUILT_OBJECTS_${name} \"$<TARGET_OBJECTS:${name}_objects>\")\n")
+  endforeach()
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/tests/course_tests_prebuilt.cmake CONTENT "${content}")
+endfunction()
+
+# The copy's side: sets COURSE_PREBUILT_TESTS to the test programs whose objects come from
+# DIR, and COURSE_PREBUILT_HARNESS to DIR's harness archive, when DIR's record is there, the
+# files the tests compile from are the same and every object is built; else leaves
+# COURSE_PREBUILT_TESTS empty, saying why (the copy then compiles its tests).
+macro(course_read_prebuilt_tests dir)
+  set(COURSE_PREBUILT_TESTS "")
+  set(_record ${dir}/tests/course_tests_prebuilt.cmake)
+  set(_why "")
+  if(NOT EXISTS ${_record})
+    set(_why "no ${_record}")
+  else()
+    include(${_record})
+    course_first_difference(_why ${CMAKE_SOURCE_DIR} ${COURSE_PREBUILT_SOURCE_DIR}
+                            "^tests/(grader|tools)/" ON tests/*.h tests/*.cpp
+                            tests/CMakeLists.txt lessons/*.h common/*.h)
+    if(NOT _why AND NOT EXISTS "${COURSE_PREBUILT_HARNESS}")
+      set(_why "${COURSE_PREBUILT_HARNESS} is not built")
+    endif()
+    foreach(_program IN LISTS COURSE_PREBUILT_TEST_PROGRAMS)
+      foreach(_object IN LISTS COURSE_PREBUILT_OBJECTS_${_program})
+        if(NOT _why AND NOT EXISTS "${_object}")
+          set(_why "${_object} is not built")
+        endif()
+      endforeach()
+    endforeach()
+  endif()
+  if(_why)
+    message(STATUS "course: the tests compiled here, not linked from ${dir}: ${_why}")
+  else()
+    set(COURSE_PREBUILT_TESTS ${COURSE_PREBUILT_TEST_PROGRAMS})
+    message(STATUS "course: the harness and the objects of ${COURSE_PREBUILT_TESTS} from ${dir}")
+  endif()
+endmacro()

@@ -48,7 +48,10 @@ graded in the reference build (BUILD/stub-tree).
 The copy is built at -O1 without debug information (COPY_BUILD: the grader's behaviour
 does not depend on it), links the reference build's course_common instead of compiling
 common/ again (COURSE_PREBUILT_COMMON, cmake/PrebuiltCommon.cmake: the copy's common/ is
-the reference's, which its configure checks file by file), and is kept between runs, so a
+the reference's, which its configure checks file by file), and the reference's test harness
+and test objects too, while the copy's tests/ and the headers they include are the
+reference's (the sabotage's own header aside: no file there has its name); only its
+lessons' code and the hidden tests compile in the copy. It is kept between runs, so a
 second `make test` rebuilds only what changed. Its cases grade four tests at a time (FAST): most of a
 sabotaged test's time is spent waiting for its timeout.
 GRADER_TEST_REFERENCE=DIR takes the reference build from DIR instead of build/solutions
@@ -93,7 +96,9 @@ PREPARED = os.environ.get("GRADER_TEST_PREPARED") == "1"  # main exported the co
 # The copy's build: -O1 without debug information (a custom build type), which the grader's
 # behaviour does not depend on and costs about half of -O2 -g to compile; course_common is
 # the reference build's (compiling it again cost each copy about a minute of the cores
-# CTest runs on beside it), so CUDA and NCCL are linked or not as there.
+# CTest runs on beside it), so CUDA and NCCL are linked or not as there; so are the test
+# harness and the test programs' objects (compiling them cost the two copies 37 s of CPU of
+# the grader's 164).
 COPY_BUILD = [f"--cmake-arg=-DCOURSE_PREBUILT_COMMON={REFERENCE}", "--cmake-arg=-DCMAKE_BUILD_TYPE=Quick",
               "--cmake-arg=-DCMAKE_CXX_FLAGS_QUICK=-O1",
               f"--cmake-arg=-DCMAKE_CXX_FLAGS={os.environ.get('GRADER_TEST_COPY_CXX_FLAGS', '')}",
@@ -262,6 +267,53 @@ class Units(unittest.TestCase):
                         self.assertNotEqual(p.returncode, 0, p.stdout)
                         self.assertRegex(" ".join(p.stdout.split()), error)
                         self.assertIn("configure without COURSE_PREBUILT_COMMON", " ".join(p.stdout.split()))
+
+    @wanted("units")
+    def test_prebuilt_tests_need_the_same_sources(self):
+        # A copy links the reference's test objects only while what they were compiled from
+        # is the same (cmake/PrebuiltCommon.cmake, course_read_prebuilt_tests): a test file
+        # or a header of lessons/ changed or missing, or a test file added, differs; a header
+        # only the copy has is no difference while no file of the reference has its name (the
+        # sabotage's own header), but one named like a header there could be found by an
+        # #include instead; the grader's own files are not compared.
+        import tempfile
+        files = {"tests/01_ranks/ranks_test.cpp": '#include "ranks.h"\n', "tests/harness/harness.h": "//\n",
+                 "lessons/01_ranks/ranks.h": "int rank();\n", "lessons/02_p2p/p2p.h": "//\n",
+                 "lessons/01_ranks/ranks.cpp": "int rank() { return 0; }\n", "tests/grader/x.cpp": "//\n"}
+        cases = [({}, None), ({"lessons/01_ranks/sabotage.h": "//\n"}, None),
+                 ({"lessons/01_ranks/ranks.cpp": "int rank() { return 1; }\n"}, None),
+                 ({"tests/grader/x.cpp": None, "tests/grader/y.cpp": "//"}, None),
+                 ({"tests/01_ranks/ranks_test.cpp": "//\n"}, r"tests/01_ranks/ranks_test\.cpp differs between"),
+                 ({"lessons/01_ranks/ranks.h": "long rank();\n"}, r"lessons/01_ranks/ranks\.h differs between"),
+                 ({"lessons/02_p2p/p2p.h": None}, r"lessons/02_p2p/p2p\.h is in \S*theirs and not in \S*mine"),
+                 ({"lessons/02_p2p/ranks.h": "//\n"}, r"lessons/02_p2p/ranks\.h is in \S*mine and not in \S*theirs"),
+                 ({"tests/01_ranks/extra_test.cpp": "//\n"},  # a test file the objects lack
+                  r"tests/01_ranks/extra_test\.cpp is in \S*mine and not in \S*theirs")]
+        with tempfile.TemporaryDirectory() as tmp:
+            script = pathlib.Path(tmp, "check.cmake")
+            script.write_text(f'cmake_minimum_required(VERSION 3.22)\n'
+                              f'include("{ROOT}/cmake/PrebuiltCommon.cmake")\n'
+                              'course_first_difference(d ${MINE} ${THEIRS} "^tests/(grader|tools)/" ON\n'
+                              '  tests/*.h tests/*.cpp tests/CMakeLists.txt lessons/*.h common/*.h)\n'
+                              'message(STATUS "difference: [${d}]")\n')
+            for changes, error in cases:
+                for side, edits in (("theirs", {}), ("mine", changes)):
+                    shutil.rmtree(pathlib.Path(tmp, side), ignore_errors=True)
+                    for name, text in {**files, **edits}.items():
+                        if text is not None:
+                            path = pathlib.Path(tmp, side, name)
+                            path.parent.mkdir(parents=True, exist_ok=True)
+                            path.write_text(text)
+                p = subprocess.run(["cmake", f"-DMINE={tmp}/mine", f"-DTHEIRS={tmp}/theirs", "-P",
+                                    str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True)
+                with self.subTest(changes=changes):
+                    self.assertEqual(p.returncode, 0, p.stdout)
+                    found = re.search(r"difference: \[(.*)\]", " ".join(p.stdout.split())).group(1)
+                    if error is None:
+                        self.assertEqual(found, "")
+                    else:
+                        self.assertRegex(found, error)
 
     @wanted("units")
     def test_gtest_listing(self):
