@@ -75,6 +75,14 @@ function(course_first_difference out mine theirs exclude new_names_ok)
     list(FILTER mine_files EXCLUDE REGEX "${exclude}")
     list(FILTER their_files EXCLUDE REGEX "${exclude}")
   endif()
+  if(NOT CMAKE_SCRIPT_MODE_FILE)
+    # A later change to any of these files configures the build again, which compares again:
+    # a verdict taken once must not outlive the files it was taken on.
+    list(TRANSFORM mine_files PREPEND ${mine}/ OUTPUT_VARIABLE mine_paths)
+    list(TRANSFORM their_files PREPEND ${theirs}/ OUTPUT_VARIABLE their_paths)
+    set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+                 ${mine_paths} ${their_paths})
+  endif()
   foreach(f IN LISTS their_files)
     if(NOT f IN_LIST mine_files)
       set(${out} "${f} is in ${theirs} and not in ${mine}" PARENT_SCOPE)
