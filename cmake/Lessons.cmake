@@ -132,6 +132,10 @@ function(_course_given_objects target topic include_dirs)
       set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
     endif()
     set(${target}_SOURCES_FOUND ON PARENT_SCOPE)
+    if(NOT COURSE_PREBUILT_COMMON)  # for a learner's copy that links these objects
+      list(TRANSFORM srcs REPLACE "^.*/" "")
+      course_note_given_objects(${target} ${topic} "${srcs}")
+    endif()
   else()
     set(${target}_SOURCES_FOUND OFF PARENT_SCOPE)
   endif()
@@ -170,11 +174,22 @@ function(_course_answer_files out topic tree)
   set(${out} ${files} PARENT_SCOPE)
 endfunction()
 
-# ex_NN_mine in a learner's copy: every lessons/NN_topic/*.cpp but main.cpp.
+# ex_NN_mine in a learner's copy: every lessons/NN_topic/*.cpp but main.cpp. Where the
+# copy links another tree's objects (COURSE_PREBUILT_TESTS, cmake/PrebuiltCommon.cmake),
+# the lesson's given files that are that tree's, byte for byte, are linked as its
+# ex_NN_given objects; only the others (the answers) compile here.
 function(_course_whole_folder_library target dir include_dirs)
   file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.cu)
   list(FILTER srcs EXCLUDE REGEX "/main\\.cpp$")
-  _course_lesson_library(${target} ${dir} "${srcs}" "" "${include_dirs}")
+  get_filename_component(topic ${dir} NAME)
+  string(SUBSTRING ${topic} 0 2 nn)
+  course_prebuilt_given(given ${nn} ${topic})
+  if(given)
+    foreach(name IN LISTS COURSE_PREBUILT_GIVEN_FILES_${nn})
+      list(REMOVE_ITEM srcs ${dir}/${name})
+    endforeach()
+  endif()
+  _course_lesson_library(${target} ${dir} "${srcs}" "${given}" "${include_dirs}")
 endfunction()
 
 # ex_NN_stubs (see the top): the answer files' stubs, generated at build time, with the

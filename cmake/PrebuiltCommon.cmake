@@ -1,9 +1,9 @@
 # course_common from another build tree (COURSE_PREBUILT_COMMON=DIR), instead of compiling
-# common/ again, and that tree's test harness and test objects. The grader's self-test
-# (tests/grader/test_grader.py) configures its learner's copies so: each copy's common/ and
-# tests/ are the reference's, file for file, and compiling them again cost each copy about
-# a minute (common/), then about half of what was left (the harness and the test files), of
-# the 2 cores that CTest runs on beside it.
+# common/ again, and that tree's test harness, test objects and lessons' given objects. The
+# grader's self-test (tests/grader/test_grader.py) configures its learner's copies so: each
+# copy's common/, tests/ and given files are the reference's, file for file, and compiling
+# them again cost each copy about a minute (common/), then most of what was left (the
+# harness, the test files, the given files), of the 2 cores that CTest runs on beside it.
 #
 # What makes this safe, checked when the copy is configured:
 #   - DIR/common/course_common_prebuilt.cmake, written by DIR's own configure, says where
@@ -17,9 +17,14 @@
 #     lessons/ and common/ (which the test files include) is the same as there, none is
 #     missing, none added has the name of one there (which an #include could then find
 #     instead), and each object is built; otherwise the copy compiles its tests itself,
-#     saying why.
-# The copy compiles its own lessons' code with its own flags; only common/'s objects and the
-# test programs' own come from DIR. Instructors' hidden tests are always compiled.
+#     saying why;
+#   - the same record names each lesson's given files and their objects (ex_NN_given):
+#     where the tests are linked so, a lesson whose given files are all DIR's, byte for
+#     byte, links those objects and compiles only its other files (the answers); a lesson
+#     with a given file changed (a planted mistake) compiles all of its files.
+# Every file compared is a configure dependency: changed later, it is compared again.
+# The copy compiles its lessons' answers with its own flags; common/'s objects, the test
+# programs' and the given files' come from DIR. Instructors' hidden tests always compile.
 #
 # What this is not: a package. The archives and objects are linked where they lie; DIR must
 # stay built.
@@ -130,19 +135,83 @@ function(course_note_test_objects name)
   set_property(GLOBAL APPEND PROPERTY COURSE_TEST_PROGRAMS ${name})
 endfunction()
 
+# Each lesson's given objects (ex_NN_given, cmake/Lessons.cmake) and the names of their
+# files, for the same record.
+function(course_note_given_objects target topic names)
+  string(SUBSTRING ${topic} 0 2 nn)
+  set_property(GLOBAL APPEND PROPERTY COURSE_GIVEN_LESSONS ${nn})
+  set_property(GLOBAL PROPERTY COURSE_GIVEN_TARGET_${nn} ${target})
+  set_property(GLOBAL PROPERTY COURSE_GIVEN_FILES_${nn} "${names}")
+endfunction()
+
 # The reference side, at the end of the top CMakeLists.txt: DIR/tests/course_tests_prebuilt.cmake,
-# the harness archive and each test program's objects.
+# the harness archive, each test program's objects and each lesson's given objects.
 function(course_write_prebuilt_tests_record)
   get_property(programs GLOBAL PROPERTY COURSE_TEST_PROGRAMS)
-  set(content "# Written by this build tree's configure (cmake/PrebuiltCommon.cmake): the test objects
-# that a build with COURSE_PREBUILT_COMMON=${CMAKE_BINARY_DIR} links when its tests/ are these.
+  get_property(lessons GLOBAL PROPERTY COURSE_GIVEN_LESSONS)
+  set(content "# Written by this build tree's configure (cmake/PrebuiltCommon.cmake): the test and
+# given objects that a build with COURSE_PREBUILT_COMMON=${CMAKE_BINARY_DIR} links when its
+# files are these.
 set(COURSE_PREBUILT_HARNESS \"$<TARGET_FILE:course_harness>\")
 set(COURSE_PREBUILT_TEST_PROGRAMS ${programs})
+set(COURSE_PREBUILT_GIVEN_LESSONS ${lessons})
 ")
   foreach(name IN LISTS programs)
     string(APPEND content "set(COURSE_PREBUILT_OBJECTS_${name} \"$<TARGET_OBJECTS:${name}_objects>\")\n")
   endforeach()
+  foreach(nn IN LISTS lessons)
+    get_property(target GLOBAL PROPERTY COURSE_GIVEN_TARGET_${nn})
+    get_property(names GLOBAL PROPERTY COURSE_GIVEN_FILES_${nn})
+    string(APPEND content "set(COURSE_PREBUILT_GIVEN_FILES_${nn} \"${names}\")\n"
+                          "set(COURSE_PREBUILT_GIVEN_OBJECTS_${nn} \"$<TARGET_OBJECTS:${target}>\")\n")
+  endforeach()
   file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/tests/course_tests_prebuilt.cmake CONTENT "${content}")
+endfunction()
+
+# The copy's side, for lesson `nn` (lessons/`topic`): sets `out` to an imported object
+# library of the recorded tree's ex_NN_given objects, when the copy links that tree's tests
+# (COURSE_PREBUILT_TESTS: the headers are the same) and every given file is byte for byte
+# that tree's, and every object is built; else to "" (the lesson compiles every file),
+# saying why. The files compared are configure dependencies: a given file changed later
+# (a planted mistake) configures again, and compiles the lesson.
+function(course_prebuilt_given out nn topic)
+  set(${out} "" PARENT_SCOPE)
+  if(NOT COURSE_PREBUILT_TESTS OR NOT nn IN_LIST COURSE_PREBUILT_GIVEN_LESSONS)
+    return()
+  endif()
+  set(why "")
+  foreach(name IN LISTS COURSE_PREBUILT_GIVEN_FILES_${nn})
+    set(mine ${CMAKE_SOURCE_DIR}/lessons/${topic}/${name})
+    set(theirs ${COURSE_PREBUILT_SOURCE_DIR}/lessons/${topic}/${name})
+    if(EXISTS ${mine})
+      set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${mine})
+    endif()
+    if(EXISTS ${theirs})
+      set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${theirs})
+    endif()
+    if(NOT why AND (NOT EXISTS ${mine} OR NOT EXISTS ${theirs}))
+      set(why "lessons/${topic}/${name} is missing on one side")
+    elseif(NOT why)
+      file(SHA256 ${mine} a)
+      file(SHA256 ${theirs} b)
+      if(NOT a STREQUAL b)
+        set(why "lessons/${topic}/${name} differs from ${theirs}")
+      endif()
+    endif()
+  endforeach()
+  foreach(object IN LISTS COURSE_PREBUILT_GIVEN_OBJECTS_${nn})
+    if(NOT why AND NOT EXISTS "${object}")
+      set(why "${object} is not built")
+    endif()
+  endforeach()
+  if(why)
+    message(STATUS "course: lesson ${nn}'s given files compiled here: ${why}")
+    return()
+  endif()
+  add_library(ex_${nn}_given OBJECT IMPORTED)
+  set_target_properties(ex_${nn}_given PROPERTIES IMPORTED_OBJECTS
+                        "${COURSE_PREBUILT_GIVEN_OBJECTS_${nn}}")
+  set(${out} ex_${nn}_given PARENT_SCOPE)
 endfunction()
 
 # The copy's side: sets COURSE_PREBUILT_TESTS to the test programs whose objects come from

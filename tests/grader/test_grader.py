@@ -48,10 +48,11 @@ graded in the reference build (BUILD/stub-tree).
 The copy is built at -O1 without debug information (COPY_BUILD: the grader's behaviour
 does not depend on it), links the reference build's course_common instead of compiling
 common/ again (COURSE_PREBUILT_COMMON, cmake/PrebuiltCommon.cmake: the copy's common/ is
-the reference's, which its configure checks file by file), and the reference's test harness
-and test objects too, while the copy's tests/ and the headers they include are the
-reference's (the sabotage's own header aside: no file there has its name); only its
-lessons' code and the hidden tests compile in the copy. It is kept between runs, so a
+the reference's, which its configure checks file by file), and the reference's test harness,
+test objects and each lesson's given objects too, while the copy's tests/, the headers they
+include and the lesson's given files are the reference's (the sabotage's own header aside:
+no file there has its name); only the answers, a lesson whose given file holds a planted
+mistake, and the hidden tests compile in the copy. It is kept between runs, so a
 second `make test` rebuilds only what changed. Its cases grade four tests at a time (FAST): most of a
 sabotaged test's time is spent waiting for its timeout.
 GRADER_TEST_REFERENCE=DIR takes the reference build from DIR instead of build/solutions
@@ -97,8 +98,8 @@ PREPARED = os.environ.get("GRADER_TEST_PREPARED") == "1"  # main exported the co
 # behaviour does not depend on and costs about half of -O2 -g to compile; course_common is
 # the reference build's (compiling it again cost each copy about a minute of the cores
 # CTest runs on beside it), so CUDA and NCCL are linked or not as there; so are the test
-# harness and the test programs' objects (compiling them cost the two copies 37 s of CPU of
-# the grader's 164).
+# harness, the test programs' objects and the lessons' given objects (compiling them cost
+# the two copies 66 s of CPU of the grader's 164).
 COPY_BUILD = [f"--cmake-arg=-DCOURSE_PREBUILT_COMMON={REFERENCE}", "--cmake-arg=-DCMAKE_BUILD_TYPE=Quick",
               "--cmake-arg=-DCMAKE_CXX_FLAGS_QUICK=-O1",
               f"--cmake-arg=-DCMAKE_CXX_FLAGS={os.environ.get('GRADER_TEST_COPY_CXX_FLAGS', '')}",
