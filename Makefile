@@ -112,10 +112,10 @@ endif
 test-build: setup
 ifeq ($(SANITIZE),asan)
 	@$(MAKE) configure-asan
-	@echo "make test: building $(REF_BUILD) under the sanitizers (the first time: 6 to 9 minutes on 2 cores)"
+	@echo "make test: building $(REF_BUILD) under the sanitizers (the first time: 5 to 11 minutes on 2 cores)"
 else
 	@$(MAKE) configure IMPL=solutions CHAIN=ref
-	@echo "make test: building $(REF_BUILD) (the first time: 5 to 6 minutes on 2 cores)"
+	@echo "make test: building $(REF_BUILD) (the first time: 2.5 to 6 minutes on 2 cores)"
 endif
 	@$(BUILD_STEP) $(REF_BUILD) "make test" \
 	 || { echo "make test: the reference build failed (the errors above)"; exit 1; }
