@@ -162,6 +162,24 @@ def reason(test):
     return test["output"].splitlines()[0] if test["output"] else ""
 
 
+def compare_trees(tmp, call, files, changes, under=""):
+    """Runs `call` of cmake/PrebuiltCommon.cmake in script mode on two trees, tmp/theirs
+    holding `files` and tmp/mine the same with `changes` ({name: text, or None to leave it
+    out}), each under the folder `under`; returns the finished cmake process."""
+    script = pathlib.Path(tmp, "check.cmake")
+    script.write_text(f'cmake_minimum_required(VERSION 3.22)\n'
+                      f'include("{ROOT}/cmake/PrebuiltCommon.cmake")\n{call}\n')
+    for side, edits in (("theirs", {}), ("mine", changes)):
+        shutil.rmtree(pathlib.Path(tmp, side), ignore_errors=True)
+        for name, text in {**files, **edits}.items():
+            if text is not None:
+                path = pathlib.Path(tmp, side, under, name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    return subprocess.run(["cmake", f"-DMINE={tmp}/mine", f"-DTHEIRS={tmp}/theirs", "-P", str(script)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 class Units(unittest.TestCase):
     @wanted("units")
     def test_sabotage_substitutions_still_apply(self):
@@ -246,21 +264,9 @@ class Units(unittest.TestCase):
                  ({"runtime/b.h": ""}, r"common/runtime/b\.h is in \S*mine and not in \S*theirs"),
                  ({"tensor/k.cu": None}, r"common/tensor/k\.cu is in \S*theirs and not in \S*mine")]
         with tempfile.TemporaryDirectory() as tmp:
-            script = pathlib.Path(tmp, "check.cmake")
-            script.write_text(f'cmake_minimum_required(VERSION 3.22)\n'
-                              f'include("{ROOT}/cmake/PrebuiltCommon.cmake")\n'
-                              'course_check_same_common(${MINE} ${THEIRS})\n')
             for changes, error in cases:
-                for side, edits in (("theirs", {}), ("mine", changes)):
-                    shutil.rmtree(pathlib.Path(tmp, side), ignore_errors=True)
-                    for name, text in {**files, **edits}.items():
-                        if text is not None:
-                            path = pathlib.Path(tmp, side, "common", name)
-                            path.parent.mkdir(parents=True, exist_ok=True)
-                            path.write_text(text)
-                p = subprocess.run(["cmake", f"-DMINE={tmp}/mine", f"-DTHEIRS={tmp}/theirs", "-P",
-                                    str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True)
+                p = compare_trees(tmp, "course_check_same_common(${MINE} ${THEIRS})", files, changes,
+                                  under="common")
                 with self.subTest(changes=changes):
                     if error is None:
                         self.assertEqual(p.returncode, 0, p.stdout)
@@ -272,7 +278,7 @@ class Units(unittest.TestCase):
     @wanted("units")
     def test_prebuilt_tests_need_the_same_sources(self):
         # A copy links the reference's test objects only while what they were compiled from
-        # is the same (cmake/PrebuiltCommon.cmake, course_read_prebuilt_tests): a test file
+        # is the same (cmake/PrebuiltCommon.cmake, course_tests_difference): a test file
         # or a header of lessons/ changed or missing, or a test file added, differs; a header
         # only the copy has is no difference while no file of the reference has its name (the
         # sabotage's own header), but one named like a header there could be found by an
@@ -290,24 +296,10 @@ class Units(unittest.TestCase):
                  ({"lessons/02_p2p/ranks.h": "//\n"}, r"lessons/02_p2p/ranks\.h is in \S*mine and not in \S*theirs"),
                  ({"tests/01_ranks/extra_test.cpp": "//\n"},  # a test file the objects lack
                   r"tests/01_ranks/extra_test\.cpp is in \S*mine and not in \S*theirs")]
+        call = 'course_tests_difference(d ${MINE} ${THEIRS})\nmessage(STATUS "difference: [${d}]")'
         with tempfile.TemporaryDirectory() as tmp:
-            script = pathlib.Path(tmp, "check.cmake")
-            script.write_text(f'cmake_minimum_required(VERSION 3.22)\n'
-                              f'include("{ROOT}/cmake/PrebuiltCommon.cmake")\n'
-                              'course_first_difference(d ${MINE} ${THEIRS} "^tests/(grader|tools)/" ON\n'
-                              '  tests/*.h tests/*.cpp tests/CMakeLists.txt lessons/*.h common/*.h)\n'
-                              'message(STATUS "difference: [${d}]")\n')
             for changes, error in cases:
-                for side, edits in (("theirs", {}), ("mine", changes)):
-                    shutil.rmtree(pathlib.Path(tmp, side), ignore_errors=True)
-                    for name, text in {**files, **edits}.items():
-                        if text is not None:
-                            path = pathlib.Path(tmp, side, name)
-                            path.parent.mkdir(parents=True, exist_ok=True)
-                            path.write_text(text)
-                p = subprocess.run(["cmake", f"-DMINE={tmp}/mine", f"-DTHEIRS={tmp}/theirs", "-P",
-                                    str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True)
+                p = compare_trees(tmp, call, files, changes)
                 with self.subTest(changes=changes):
                     self.assertEqual(p.returncode, 0, p.stdout)
                     found = re.search(r"difference: \[(.*)\]", " ".join(p.stdout.split())).group(1)
